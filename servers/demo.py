@@ -1,0 +1,136 @@
+"""The demo workspace: a believable small company, the same for the same seed number.
+
+About 20 people in 5 teams plus external contacts, 200 mails in threads, 60 tickets,
+80 calendar events and 40 files. Each service fills its own tables in its `demo.py`
+(`populate(workspace, company, rng)`); this module builds the people and runs them in
+order (directory, files, mail, tickets, calendar), so later services may refer to what
+earlier ones created (mail attachments point at files).
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from faker import Faker
+
+from coworkenv.state import Workspace
+
+from . import SERVICE_NAMES, create_workspace
+
+DEMO_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+"""Monday 2 March 2026, 09:00 UTC: the demo workspace's clock start."""
+
+POPULATE_ORDER = ("directory", "files", "mail", "tickets", "calendar")
+
+
+@dataclass(frozen=True)
+class DemoPerson:
+    email: str
+    name: str
+    title: str
+    team: str | None
+    manager_email: str | None
+    time_zone: str
+    internal: bool
+    company: str
+
+
+@dataclass(frozen=True)
+class DemoCompany:
+    """The people of the demo company and its contacts, shared by every service's populate."""
+
+    name: str
+    domain: str
+    teams: tuple[str, ...]
+    people: tuple[DemoPerson, ...]
+    start: datetime
+    seed: int
+
+    @property
+    def staff(self) -> list[DemoPerson]:
+        return [p for p in self.people if p.internal]
+
+    @property
+    def contacts(self) -> list[DemoPerson]:
+        return [p for p in self.people if not p.internal]
+
+    def team_members(self, team: str) -> list[DemoPerson]:
+        return [p for p in self.people if p.team == team]
+
+    def faker(self, salt: str) -> Faker:
+        """A Faker seeded from the company seed and a salt, so each service's text is stable."""
+        fake = Faker("en_US")
+        fake.seed_instance(f"{self.seed}:{salt}")
+        return fake
+
+
+TEAMS = {
+    "Leadership": ["CEO", "COO"],
+    "Engineering": ["Engineering Manager", "Senior Engineer", "Software Engineer", "Software Engineer", "SRE"],
+    "Sales": ["Head of Sales", "Account Executive", "Account Executive", "Sales Engineer"],
+    "Support": ["Support Lead", "Support Specialist", "Support Specialist", "Support Specialist"],
+    "Finance": ["Finance Director", "Accountant", "Office Manager"],
+}
+TIME_ZONES = ["Europe/Berlin", "Europe/London", "America/New_York", "America/Los_Angeles", "Asia/Singapore"]
+EXTERNAL_COMPANIES = ["Globex", "Initech", "Umbrella Logistics", "Stark Supplies"]
+
+
+def _email(name: str, domain: str, taken: set[str]) -> str:
+    first, *rest = name.lower().replace("'", "").split()
+    base = f"{first}.{rest[-1] if rest else 'x'}"
+    email, n = f"{base}@{domain}", 2
+    while email in taken:
+        email, n = f"{base}{n}@{domain}", n + 1
+    taken.add(email)
+    return email
+
+
+def build_company(seed: int = 0) -> DemoCompany:
+    """The demo company's people: 20 colleagues in 5 teams and 8 external contacts."""
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    rng = random.Random(seed)
+    domain = "northwind.example"
+    taken: set[str] = set()
+    people: list[DemoPerson] = []
+    ceo_email = None
+    for team, titles in TEAMS.items():
+        lead_email = None
+        for title in titles:
+            name = fake.unique.name()
+            email = _email(name, domain, taken)
+            manager = lead_email or (ceo_email if team != "Leadership" else None)
+            if team == "Leadership" and ceo_email is not None:
+                manager = ceo_email
+            people.append(
+                DemoPerson(email, name, title, team, manager, rng.choice(TIME_ZONES), True, "Northwind")
+            )
+            if lead_email is None:
+                lead_email = email
+            if ceo_email is None:
+                ceo_email = email
+    for company in EXTERNAL_COMPANIES:
+        ext_domain = company.lower().split()[0] + ".example"
+        for title in ("Procurement Manager", "Operations Lead"):
+            name = fake.unique.name()
+            people.append(
+                DemoPerson(
+                    _email(name, ext_domain, taken), name, title, None, None, rng.choice(TIME_ZONES), False, company
+                )
+            )
+    return DemoCompany("Northwind", domain, tuple(TEAMS), tuple(people), DEMO_START, seed)
+
+
+def build_demo_workspace(seed: int = 0, services: tuple[str, ...] = SERVICE_NAMES) -> Workspace:
+    """A fresh in-memory demo workspace; the same seed gives the same content hash."""
+    company = build_company(seed)
+    ws = create_workspace(services, clock_start=company.start, task_id=f"demo-{seed}")
+    with ws.transaction():
+        for name in POPULATE_ORDER:
+            if name in services:
+                module = importlib.import_module(f"{__package__}.{name}.demo")
+                module.populate(ws, company, random.Random(f"{seed}:{name}"))
+    return ws

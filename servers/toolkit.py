@@ -1,0 +1,282 @@
+"""The shared machinery of every service: tool sets, world operations, and the audited,
+transactional MCP server that serves a workspace.
+
+A service is a `ServiceSpec`: its tables (`ServiceSchema`), its agent-facing tools (a
+`ToolSet`) and its world operations (`WorldOperations`). `WorkspaceServer` serves one or
+more services over one workspace; every call is audited and all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import BaseModel, ValidationError
+
+from coworkenv.state import ServiceSchema, Workspace
+
+__all__ = [
+    "ServiceSpec",
+    "ToolError",
+    "ToolSet",
+    "WorkspaceServer",
+    "WorldOperations",
+    "workspace_of",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+P = TypeVar("P", bound=BaseModel)
+
+#: Simulated time that one successful write call takes.
+WRITE_CALL_DURATION_SECONDS = 60
+
+
+def workspace_of(ctx: Context) -> Workspace:
+    """The workspace behind the server that received this tool call."""
+    server = ctx.mcp_server
+    if not isinstance(server, WorkspaceServer):
+        raise RuntimeError("workspace tools must be served by a WorkspaceServer")
+    return server.workspace
+
+
+@dataclass
+class _ToolDef:
+    fn: Callable[..., Any]
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+class ToolSet:
+    """The agent-facing tools of one service.
+
+    Tools are `async def` functions whose first parameter is `ctx: Context` (use
+    `workspace_of(ctx)`), with typed parameters and a pydantic return type. The MCP
+    tool objects (schemas) are built once per prefix and shared by every server.
+    """
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self._defs: list[_ToolDef] = []
+        self._built: dict[str, list[Tool]] = {}
+
+    def tool(self, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> Callable[[F], F]:
+        """Register a tool. `read_only` tools change nothing; `destructive` ones remove or overwrite."""
+
+        def decorator(fn: F) -> F:
+            if not fn.__doc__:
+                raise ValueError(f"tool {fn.__name__} needs a docstring: it is what the model reads")
+            self._defs.append(_ToolDef(fn, read_only, destructive and not read_only, idempotent or read_only))
+            return fn
+
+        return decorator
+
+    @property
+    def names(self) -> list[str]:
+        return [d.fn.__name__ for d in self._defs]
+
+    def is_read_only(self, name: str) -> bool:
+        return next(d.read_only for d in self._defs if d.fn.__name__ == name)
+
+    def mcp_tools(self, prefix: str = "") -> list[Tool]:
+        """The MCP tool objects, named `prefix + function name`."""
+        if prefix not in self._built:
+            self._built[prefix] = [
+                Tool.from_function(
+                    d.fn,
+                    name=prefix + d.fn.__name__,
+                    annotations=ToolAnnotations(
+                        read_only_hint=d.read_only,
+                        destructive_hint=d.destructive,
+                        idempotent_hint=d.idempotent,
+                        open_world_hint=False,
+                    ),
+                )
+                for d in self._defs
+            ]
+        return self._built[prefix]
+
+
+@dataclass
+class _WorldOp:
+    name: str
+    params: type[BaseModel]
+    fn: Callable[[Workspace, Any], dict[str, Any]]
+    description: str
+
+
+class WorldOperations:
+    """Changes to a service's state that no agent makes: seeds and between-turn events
+    (an inbound mail arrives, an organizer moves a meeting). Not visible to agents.
+
+    Each operation is a function `(workspace, params) -> result`, where `params` is a
+    pydantic model; the result is a small JSON-able dict (e.g. the id of a new row).
+    """
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self.ops: dict[str, _WorldOp] = {}
+
+    def operation(self, params: type[P]) -> Callable[[Callable[[Workspace, P], dict[str, Any]]], Any]:
+        def decorator(fn: Callable[[Workspace, P], dict[str, Any]]) -> Callable[[Workspace, P], dict[str, Any]]:
+            self.ops[fn.__name__] = _WorldOp(fn.__name__, params, fn, (fn.__doc__ or "").strip())
+            return fn
+
+        return decorator
+
+    def apply(self, workspace: Workspace, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Validate `params`, run the operation atomically and record it in the audit log as an event."""
+        if name not in self.ops:
+            raise KeyError(f"{self.service} has no world operation {name!r}; known: {sorted(self.ops)}")
+        op = self.ops[name]
+        started = time.perf_counter()
+        error: str | None = None
+        result: dict[str, Any] | None = None
+        try:
+            model = op.params.model_validate(params)
+            with workspace.transaction():
+                result = op.fn(workspace, model)
+        except (ValidationError, ToolError, ValueError) as exc:
+            error = str(exc)
+            raise
+        finally:
+            workspace.audit.record(
+                time=workspace.clock.now_text(),
+                actor="event",
+                service=self.service,
+                tool=name,
+                arguments=params,
+                result=result,
+                error=error,
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
+        return result
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """Everything one service contributes: tables, tools, world operations, instructions."""
+
+    name: str
+    schema: ServiceSchema
+    tools: ToolSet
+    world: WorldOperations
+    instructions: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class WorkspaceServer(MCPServer[Any]):
+    """An MCP server over one workspace, serving one or more services.
+
+    Every tool call (including calls to unknown tools and calls with invalid arguments)
+    is recorded in the workspace's audit log with the current actor, and runs inside a
+    savepoint: a call that fails leaves no write behind. Calls are serialized, so
+    concurrent clients never interleave inside one call. A successful write call moves
+    the simulated clock forward by `WRITE_CALL_DURATION_SECONDS`.
+    """
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        services: list[ServiceSpec],
+        *,
+        name: str,
+        prefixed: bool = False,
+        instructions: str | None = None,
+    ) -> None:
+        missing = [s.name for s in services if s.name not in workspace.services]
+        if missing:
+            raise ValueError(
+                f"the workspace has no tables for {missing}; it was created with {list(workspace.services)}"
+            )
+        tools: list[Tool] = []
+        self._tool_info: dict[str, tuple[str, bool]] = {}
+        for spec in services:
+            prefix = f"{spec.name}_" if prefixed else ""
+            for tool in spec.tools.mcp_tools(prefix):
+                tools.append(tool)
+                self._tool_info[tool.name] = (spec.name, spec.tools.is_read_only(tool.name[len(prefix) :]))
+        super().__init__(
+            name=name,
+            instructions=instructions or "\n\n".join(s.instructions for s in services),
+            tools=tools,
+            log_level="WARNING",
+        )
+        self.workspace = workspace
+        self._lock: anyio.Lock | None = None
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            return await self._audited_call(name, arguments, context)
+
+    async def _audited_call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:
+        ws = self.workspace
+        started = time.perf_counter()
+        if name not in self._tool_info:
+            known = ", ".join(sorted(self._tool_info))
+            error = f"Unknown tool {name!r}. Available tools: {known}"
+            ws.audit.record(
+                time=ws.clock.now_text(),
+                actor=ws.actor,
+                service="unknown",
+                tool=name,
+                arguments=arguments,
+                result=None,
+                error=error,
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
+            raise ToolError(error)
+        service, read_only = self._tool_info[name]
+        call_time = ws.clock.now_text()
+        ws.conn.execute("SAVEPOINT tool_call")
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except BaseException as exc:
+            ws.conn.execute("ROLLBACK TO tool_call")
+            ws.conn.execute("RELEASE tool_call")
+            if isinstance(exc, Exception):
+                ws.audit.record(
+                    time=call_time,
+                    actor=ws.actor,
+                    service=service,
+                    tool=name,
+                    arguments=arguments,
+                    result=None,
+                    error=str(exc),
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                )
+            raise
+        ws.conn.execute("RELEASE tool_call")
+        if not read_only:
+            ws.clock.advance(seconds=WRITE_CALL_DURATION_SECONDS)
+        ws.audit.record(
+            time=call_time,
+            actor=ws.actor,
+            service=service,
+            tool=name,
+            arguments=arguments,
+            result=_result_payload(result),
+            error=None,
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
+        return result
+
+
+def _result_payload(result: Any) -> Any:
+    if isinstance(result, CallToolResult):
+        if result.structured_content is not None:
+            return result.structured_content
+        return [c.model_dump(mode="json", exclude_none=True) for c in result.content]
+    return cast(Any, result)

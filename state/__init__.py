@@ -1,0 +1,26 @@
+"""Workspace state: one SQLite database per episode, with snapshots, diffs, hashes, a
+simulated clock and an audit log. This package knows no service by name."""
+
+from .audit import AuditEntry, AuditLog
+from .clock import Clock, format_time, parse_time
+from .diff import ColumnChange, RowChange, TableDiff, WorkspaceDiff
+from .errors import WorkspaceError
+from .schema import ServiceSchema
+from .workspace import Snapshot, Workspace, diff
+
+__all__ = [
+    "AuditEntry",
+    "AuditLog",
+    "Clock",
+    "ColumnChange",
+    "RowChange",
+    "ServiceSchema",
+    "Snapshot",
+    "TableDiff",
+    "Workspace",
+    "WorkspaceDiff",
+    "WorkspaceError",
+    "diff",
+    "format_time",
+    "parse_time",
+]

@@ -1,0 +1,59 @@
+"""The simulated clock of a workspace.
+
+Domain time never comes from the wall clock: it starts at the task's date and moves only
+when a tool call or an event moves it. The current time is stored in the workspace's meta
+table, so it is part of every snapshot and fork.
+"""
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+CLOCK_KEY = "clock"
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an ISO 8601 time; a naive time is taken to be UTC."""
+    value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value
+
+
+def format_time(value: datetime) -> str:
+    """The canonical text of a time: UTC, seconds precision, ISO 8601 with offset."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).replace(microsecond=0).isoformat()
+
+
+class Clock:
+    """Reads and moves the workspace's simulated time."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def now(self) -> datetime:
+        """The current simulated time (timezone-aware, UTC)."""
+        row = self._conn.execute("SELECT value FROM workspace_meta WHERE key = ?", (CLOCK_KEY,)).fetchone()
+        return parse_time(row[0])
+
+    def now_text(self) -> str:
+        """The current simulated time in its canonical text form."""
+        return format_time(self.now())
+
+    def set(self, value: datetime) -> None:
+        """Move the clock to `value`. Time never runs backwards."""
+        if format_time(value) < self.now_text():
+            raise ValueError(f"the clock cannot move backwards from {self.now_text()} to {format_time(value)}")
+        self._conn.execute(
+            "UPDATE workspace_meta SET value = ? WHERE key = ?", (format_time(value), CLOCK_KEY)
+        )
+
+    def advance(self, delta: timedelta | None = None, *, seconds: float = 0, minutes: float = 0) -> datetime:
+        """Move the clock forward and return the new time."""
+        step = (delta or timedelta()) + timedelta(seconds=seconds, minutes=minutes)
+        if step < timedelta():
+            raise ValueError("the clock only moves forward")
+        new = self.now() + step
+        self.set(new)
+        return new

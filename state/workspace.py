@@ -1,0 +1,249 @@
+"""The Workspace: every service's state for one episode, in one SQLite database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .audit import AUDIT_SQL, AuditLog
+from .clock import CLOCK_KEY, Clock, format_time
+from .content_hash import content_hash
+from .diff import WorkspaceDiff, diff_connections
+from .errors import WorkspaceError
+from .schema import ServiceSchema
+from .tables import META_TABLE
+
+FORMAT = "coworkenv-workspace/1"
+
+META_SQL = f"CREATE TABLE {META_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable copy of a workspace's whole database, cheap to fork from."""
+
+    data: bytes
+    services: tuple[str, ...]
+
+    def fork(self) -> Workspace:
+        """A new in-memory workspace holding this snapshot's state."""
+        return Workspace.from_snapshot(self)
+
+
+def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    # Autocommit mode: tool calls manage their own savepoints. Connections may be used
+    # from the event loop and from worker threads, never concurrently (callers serialize).
+    conn = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+class Workspace:
+    """One SQLite database holding the tables of every enabled service, the meta table
+    (format, services, task id, simulated clock) and the audit log.
+
+    Create one with `Workspace.create(...)`, `Workspace.open(path)` or
+    `Snapshot.fork()`. In memory by default; a file when asked.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, services: tuple[str, ...], path: Path | None = None) -> None:
+        self.conn = conn
+        self.services = services
+        self.path = path
+        self.clock = Clock(conn)
+        self.audit = AuditLog(conn)
+        #: Who is acting now; every audited call records it.
+        self.actor = "agent"
+        self._db: sqlite_utils.Database | None = None
+
+    # -- creating and opening -------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        schemas: Iterable[ServiceSchema],
+        *,
+        clock_start: datetime,
+        task_id: str = "",
+        path: str | Path | None = None,
+    ) -> Workspace:
+        """A new, empty workspace with the tables of the given services."""
+        schemas = list(schemas)
+        names = tuple(s.name for s in schemas)
+        if len(set(names)) != len(names):
+            raise WorkspaceError(f"a service is listed twice: {list(names)}")
+        if path is not None:
+            path = Path(path)
+            if path.exists():
+                raise WorkspaceError(f"{path} already exists; choose a new path or open it instead")
+            conn = _connect(str(path))
+        else:
+            conn = _connect(":memory:")
+        conn.executescript(META_SQL + AUDIT_SQL)
+        for schema in schemas:
+            conn.executescript(schema.sql)
+        meta = {
+            "format": FORMAT,
+            "services": json.dumps(list(names)),
+            "task_id": task_id,
+            CLOCK_KEY: format_time(clock_start),
+        }
+        conn.executemany(f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)", meta.items())
+        return cls(conn, names, Path(path) if path is not None else None)
+
+    @classmethod
+    def open(cls, path: str | Path) -> Workspace:
+        """Open a saved workspace file in place: changes are written back to it.
+
+        A missing file or one that is not a workspace raises `WorkspaceError`; the file is
+        never created or modified by a failed open.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise WorkspaceError(f"no workspace file at {path}")
+        conn = _connect(f"file:{path}?mode=rw", uri=True)
+        try:
+            services = cls._read_services(conn, str(path))
+        except WorkspaceError:
+            conn.close()
+            raise
+        return cls(conn, services, path)
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Snapshot) -> Workspace:
+        """Fork: a new in-memory workspace holding the snapshot's state."""
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        # Deserialize into a fresh connection: doing it in place over a used FTS5 table
+        # corrupts the index.
+        conn.deserialize(snapshot.data)
+        conn.execute("PRAGMA foreign_keys = ON")
+        return cls(conn, snapshot.services)
+
+    @staticmethod
+    def _read_services(conn: sqlite3.Connection, where: str) -> tuple[str, ...]:
+        try:
+            rows = dict(conn.execute(f"SELECT key, value FROM {META_TABLE}").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise WorkspaceError(f"{where} is not a coworkenv workspace ({exc})") from exc
+        if rows.get("format") != FORMAT:
+            raise WorkspaceError(f"{where} is not a coworkenv workspace (format {rows.get('format')!r})")
+        return tuple(json.loads(rows["services"]))
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The whole state as immutable bytes."""
+        if self.conn.in_transaction:
+            raise WorkspaceError("cannot snapshot in the middle of a transaction")
+        return Snapshot(self.conn.serialize(), self.services)
+
+    def fork(self) -> Workspace:
+        """A new in-memory workspace with a copy of this one's state."""
+        return self.snapshot().fork()
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Replace this workspace's state with the snapshot's (in memory from now on)."""
+        if snapshot.services != self.services:
+            raise WorkspaceError(
+                f"snapshot has services {list(snapshot.services)}, this workspace {list(self.services)}"
+            )
+        fresh = Workspace.from_snapshot(snapshot)
+        self.conn.close()
+        self.conn = fresh.conn
+        self.clock = fresh.clock
+        self.audit = fresh.audit
+        self.path = None
+        self._db = None
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the state to a database file. An existing file is kept unless `overwrite`."""
+        path = Path(path)
+        if path.exists() and not overwrite:
+            raise WorkspaceError(f"{path} already exists; pass overwrite=True to replace it")
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.unlink(missing_ok=True)
+        target = sqlite3.connect(str(tmp))
+        try:
+            self.conn.backup(target)
+        finally:
+            target.close()
+        tmp.replace(path)
+        return path
+
+    # -- reading -----------------------------------------------------------------------------
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """A sqlite-utils view of the same connection."""
+        if self._db is None:
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
+    @property
+    def task_id(self) -> str:
+        return self.meta("task_id")
+
+    def meta(self, key: str) -> str:
+        row = self.conn.execute(f"SELECT value FROM {META_TABLE} WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(key)
+        return str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def rows(self, table: str, where: str = "", params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of a table as dicts (a convenience for tests, seeds and verifiers)."""
+        sql = f'SELECT * FROM "{table}"' + (f" WHERE {where}" if where else "")
+        cursor = self.conn.execute(sql, tuple(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+
+    def content_hash(self) -> str:
+        """The canonical content hash (see `state.content_hash`)."""
+        return content_hash(self.conn)
+
+    def diff(self, other: Workspace, *, include_internal: bool = False) -> WorkspaceDiff:
+        """What changed from this workspace (before) to `other` (after)."""
+        return diff_connections(self.conn, other.conn, include_internal=include_internal)
+
+    def integrity_check(self) -> str:
+        """SQLite's `PRAGMA integrity_check`: "ok" when the database is sound."""
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    # -- writing ----------------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing: the writes inside are kept only if the block ends without an exception."""
+        self.conn.execute("SAVEPOINT ws_txn")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK TO ws_txn")
+            self.conn.execute("RELEASE ws_txn")
+            raise
+        else:
+            self.conn.execute("RELEASE ws_txn")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def diff(before: Workspace | Snapshot, after: Workspace | Snapshot) -> WorkspaceDiff:
+    """Rows added, removed and changed per table from `before` to `after`."""
+    a = before.fork() if isinstance(before, Snapshot) else before
+    b = after.fork() if isinstance(after, Snapshot) else after
+    return a.diff(b)
