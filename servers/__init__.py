@@ -13,7 +13,7 @@ from typing import Any
 
 from coworkenv.state import Workspace
 
-from .toolkit import ServiceSpec, ToolError, WorkspaceServer
+from .toolkit import DEFAULT_USER_EMAIL, USER_EMAIL_KEY, ServiceSpec, ToolError, WorkspaceServer, current_user
 
 SERVICE_NAMES: tuple[str, ...] = ("mail", "tickets", "calendar", "files", "directory")
 
@@ -27,6 +27,7 @@ __all__ = [
     "build_server",
     "build_workspace_server",
     "create_workspace",
+    "current_user",
     "get_service",
 ]
 
@@ -52,12 +53,19 @@ def create_workspace(
     *,
     clock_start: datetime,
     task_id: str = "",
+    user_email: str = DEFAULT_USER_EMAIL,
     path: str | None = None,
 ) -> Workspace:
-    """A new empty workspace with the tables of the named services."""
-    return Workspace.create(
+    """A new empty workspace with the tables of the named services.
+
+    `user_email` is the person the agent works for: mail is sent from their mailbox,
+    events are created on their calendar, files record them as the author.
+    """
+    ws = Workspace.create(
         [get_service(name).schema for name in services], clock_start=clock_start, task_id=task_id, path=path
     )
+    ws.set_meta(USER_EMAIL_KEY, user_email)
+    return ws
 
 
 def build_server(workspace: Workspace, service: str) -> WorkspaceServer:

@@ -57,6 +57,11 @@ class DemoCompany:
     def contacts(self) -> list[DemoPerson]:
         return [p for p in self.people if not p.internal]
 
+    @property
+    def user(self) -> DemoPerson:
+        """The person the agent works for in the demo: the Support Lead."""
+        return next(p for p in self.people if p.title == "Support Lead")
+
     def team_members(self, team: str) -> list[DemoPerson]:
         return [p for p in self.people if p.team == team]
 
@@ -127,7 +132,9 @@ def build_company(seed: int = 0) -> DemoCompany:
 def build_demo_workspace(seed: int = 0, services: tuple[str, ...] = SERVICE_NAMES) -> Workspace:
     """A fresh in-memory demo workspace; the same seed gives the same content hash."""
     company = build_company(seed)
-    ws = create_workspace(services, clock_start=company.start, task_id=f"demo-{seed}")
+    ws = create_workspace(
+        services, clock_start=company.start, task_id=f"demo-{seed}", user_email=company.user.email
+    )
     with ws.transaction():
         for name in POPULATE_ORDER:
             if name in services:

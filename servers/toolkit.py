@@ -29,6 +29,7 @@ __all__ = [
     "ToolSet",
     "WorkspaceServer",
     "WorldOperations",
+    "current_user",
     "workspace_of",
 ]
 
@@ -37,6 +38,18 @@ P = TypeVar("P", bound=BaseModel)
 
 #: Simulated time that one successful write call takes.
 WRITE_CALL_DURATION_SECONDS = 60
+
+
+USER_EMAIL_KEY = "user_email"
+DEFAULT_USER_EMAIL = "me@northwind.example"
+
+
+def current_user(ws: Workspace) -> str:
+    """The email of the person the agent works for (meta key `user_email`)."""
+    try:
+        return ws.meta(USER_EMAIL_KEY)
+    except KeyError:
+        return DEFAULT_USER_EMAIL
 
 
 def workspace_of(ctx: Context) -> Workspace:
