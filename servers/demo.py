@@ -74,7 +74,13 @@ class DemoCompany:
 
 TEAMS = {
     "Leadership": ["CEO", "COO"],
-    "Engineering": ["Engineering Manager", "Senior Engineer", "Software Engineer", "Software Engineer", "SRE"],
+    "Engineering": [
+        "Engineering Manager",
+        "Senior Engineer",
+        "Software Engineer",
+        "Software Engineer",
+        "SRE",
+    ],
     "Sales": ["Head of Sales", "Account Executive", "Account Executive", "Sales Engineer"],
     "Support": ["Support Lead", "Support Specialist", "Support Specialist", "Support Specialist"],
     "Finance": ["Finance Director", "Accountant", "Office Manager"],
@@ -101,9 +107,9 @@ def build_company(seed: int = 0) -> DemoCompany:
     domain = "northwind.example"
     taken: set[str] = set()
     people: list[DemoPerson] = []
-    ceo_email = None
+    ceo_email: str | None = None
     for team, titles in TEAMS.items():
-        lead_email = None
+        lead_email: str | None = None
         for title in titles:
             name = fake.unique.name()
             email = _email(name, domain, taken)
@@ -123,7 +129,14 @@ def build_company(seed: int = 0) -> DemoCompany:
             name = fake.unique.name()
             people.append(
                 DemoPerson(
-                    _email(name, ext_domain, taken), name, title, None, None, rng.choice(TIME_ZONES), False, company
+                    _email(name, ext_domain, taken),
+                    name,
+                    title,
+                    None,
+                    None,
+                    rng.choice(TIME_ZONES),
+                    False,
+                    company,
                 )
             )
     return DemoCompany("Northwind", domain, tuple(TEAMS), tuple(people), DEMO_START, seed)

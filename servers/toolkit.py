@@ -9,6 +9,7 @@ more services over one workspace; every call is audited and all-or-nothing.
 from __future__ import annotations
 
 import time
+from weakref import WeakKeyDictionary
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -35,6 +36,8 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = TypeVar("P", bound=BaseModel)
+
+_WORKSPACE_LOCKS: WeakKeyDictionary[Workspace, anyio.Lock] = WeakKeyDictionary()
 
 #: Simulated time that one successful write call takes.
 WRITE_CALL_DURATION_SECONDS = 60
@@ -191,8 +194,8 @@ class WorkspaceServer(MCPServer[Any]):
 
     Every tool call (including calls to unknown tools and calls with invalid arguments)
     is recorded in the workspace's audit log with the current actor, and runs inside a
-    savepoint: a call that fails leaves no write behind. Calls are serialized, so
-    concurrent clients never interleave inside one call. A successful write call moves
+    savepoint: a call that fails leaves no write behind. Calls on one workspace are
+    serialized, so concurrent clients never interleave inside one call. A successful write call moves
     the simulated clock forward by `WRITE_CALL_DURATION_SECONDS`.
     """
 
@@ -211,12 +214,15 @@ class WorkspaceServer(MCPServer[Any]):
                 f"the workspace has no tables for {missing}; it was created with {list(workspace.services)}"
             )
         tools: list[Tool] = []
-        self._tool_info: dict[str, tuple[str, bool]] = {}
+        # MCP name -> (service, bare tool name, read-only). The audit log records the bare
+        # name, so checks read the same whatever server (single or combined) was used.
+        self._tool_info: dict[str, tuple[str, str, bool]] = {}
         for spec in services:
             prefix = f"{spec.name}_" if prefixed else ""
             for tool in spec.tools.mcp_tools(prefix):
                 tools.append(tool)
-                self._tool_info[tool.name] = (spec.name, spec.tools.is_read_only(tool.name[len(prefix) :]))
+                bare = tool.name[len(prefix) :]
+                self._tool_info[tool.name] = (spec.name, bare, spec.tools.is_read_only(bare))
         super().__init__(
             name=name,
             instructions=instructions or "\n\n".join(s.instructions for s in services),
@@ -224,14 +230,16 @@ class WorkspaceServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.workspace = workspace
-        self._lock: anyio.Lock | None = None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:
+        # One lock per workspace, shared by every server over it (a single-service server
+        # and the combined one may serve the same workspace side by side).
+        lock = _WORKSPACE_LOCKS.get(self.workspace)
+        if lock is None:
+            lock = _WORKSPACE_LOCKS[self.workspace] = anyio.Lock()
+        async with lock:
             return await self._audited_call(name, arguments, context)
 
     async def _audited_call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:
@@ -251,7 +259,7 @@ class WorkspaceServer(MCPServer[Any]):
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
             raise ToolError(error)
-        service, read_only = self._tool_info[name]
+        service, tool_name, read_only = self._tool_info[name]
         call_time = ws.clock.now_text()
         ws.conn.execute("SAVEPOINT tool_call")
         try:
@@ -264,7 +272,7 @@ class WorkspaceServer(MCPServer[Any]):
                     time=call_time,
                     actor=ws.actor,
                     service=service,
-                    tool=name,
+                    tool=tool_name,
                     arguments=arguments,
                     result=None,
                     error=str(exc),
@@ -278,7 +286,7 @@ class WorkspaceServer(MCPServer[Any]):
             time=call_time,
             actor=ws.actor,
             service=service,
-            tool=name,
+            tool=tool_name,
             arguments=arguments,
             result=_result_payload(result),
             error=None,

@@ -25,6 +25,8 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
     """Insert every team (its first member leads it) and every person."""
     for team in company.teams:
         members = company.team_members(team)
-        add_team(ws, AddTeam(name=team, description=TEAM_DESCRIPTIONS.get(team, ""), lead_email=members[0].email))
+        add_team(
+            ws, AddTeam(name=team, description=TEAM_DESCRIPTIONS.get(team, ""), lead_email=members[0].email)
+        )
     for p in company.people:
         add_person(ws, AddPerson(**vars(p)))

@@ -16,7 +16,9 @@ async def search_people(
     ctx: Context,
     query: Annotated[str, Field(description="Words matched against name, email, title and company")] = "",
     team: Annotated[str | None, Field(description="Only members of this team (exact name)")] = None,
-    internal: Annotated[bool | None, Field(description="True: colleagues only; False: external contacts only")] = None,
+    internal: Annotated[
+        bool | None, Field(description="True: colleagues only; False: external contacts only")
+    ] = None,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
     offset: Annotated[int, Field(ge=0)] = 0,
 ) -> PersonList:
@@ -27,7 +29,8 @@ async def search_people(
     number of matches, so page with `offset` when it exceeds `limit`.
     """
     ws = workspace_of(ctx)
-    where, params = [], []
+    where: list[str] = []
+    params: list[str | int] = []
     for word in query.split():
         where.append("(name LIKE ? OR email LIKE ? OR title LIKE ? OR company LIKE ?)")
         params += [f"%{word}%"] * 4
@@ -39,7 +42,9 @@ async def search_people(
         params.append(int(internal))
     clause = " AND ".join(where) or "1"
     total = ws.conn.execute(f"SELECT COUNT(*) FROM directory_people WHERE {clause}", params).fetchone()[0]
-    rows = ws.rows("directory_people", f"{clause} ORDER BY name, email LIMIT ? OFFSET ?", [*params, limit, offset])
+    rows = ws.rows(
+        "directory_people", f"{clause} ORDER BY name, email LIMIT ? OFFSET ?", [*params, limit, offset]
+    )
     return PersonList(total=total, people=[person_from_row(r) for r in rows])
 
 
@@ -58,10 +63,14 @@ async def get_person(
 @TOOLS.tool(read_only=True)
 async def list_teams(ctx: Context) -> TeamList:
     """List every team with its description, lead and number of members."""
-    rows = workspace_of(ctx).conn.execute(
-        "SELECT t.name, t.description, t.lead_email, COUNT(p.email) FROM directory_teams t "
-        "LEFT JOIN directory_people p ON p.team = t.name GROUP BY t.name ORDER BY t.name"
-    ).fetchall()
+    rows = (
+        workspace_of(ctx)
+        .conn.execute(
+            "SELECT t.name, t.description, t.lead_email, COUNT(p.email) FROM directory_teams t "
+            "LEFT JOIN directory_people p ON p.team = t.name GROUP BY t.name ORDER BY t.name"
+        )
+        .fetchall()
+    )
     return TeamList(
         teams=[TeamSummary(name=n, description=d, lead_email=lead, member_count=c) for n, d, lead, c in rows]
     )

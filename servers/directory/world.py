@@ -50,7 +50,11 @@ def add_team(ws: Workspace, p: AddTeam) -> dict[str, Any]:
 @WORLD.operation(AddPerson)
 def add_person(ws: Workspace, p: AddPerson) -> dict[str, Any]:
     """A person joins the directory."""
-    ws.db["directory_people"].insert({**p.model_dump(), "internal": int(p.internal)})
+    row = {**p.model_dump(), "internal": int(p.internal)}
+    names = ", ".join(row)
+    ws.conn.execute(
+        f"INSERT INTO directory_people ({names}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+    )
     return {"email": p.email}
 
 

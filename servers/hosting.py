@@ -1,0 +1,80 @@
+"""Serving a workspace to MCP clients over stdio or streamable HTTP.
+
+Over HTTP every service has its own path (`/mail/mcp`, `/tickets/mcp`, ...) and the
+combined server (every service, prefixed tool names) is at `/mcp`. The servers bind
+127.0.0.1 unless told otherwise, and the SDK's DNS-rebinding protection answers 421 to
+any Host header that is not the bound local address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from coworkenv.state import Workspace
+
+from . import SERVICE_NAMES, build_server, build_workspace_server
+from .toolkit import WorkspaceServer
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+def build_servers(workspace: Workspace, service: str) -> dict[str, WorkspaceServer]:
+    """The servers to host for `service` ("all" or a service name), keyed by URL prefix.
+
+    For "all": one server per enabled service under `/<service>` plus the combined server
+    under "" (so at `/mcp`). For one service: that service under `/<service>` and at `/mcp`.
+    """
+    if service == "all":
+        servers = {f"/{n}": build_server(workspace, n) for n in SERVICE_NAMES if n in workspace.services}
+        servers[""] = build_workspace_server(workspace)
+    else:
+        servers = {f"/{service}": build_server(workspace, service)}
+        servers[""] = servers[f"/{service}"]
+    return servers
+
+
+def build_http_app(workspace: Workspace, service: str = "all", *, host: str = DEFAULT_HOST) -> Starlette:
+    """A Starlette app serving the workspace over streamable HTTP (see module doc for paths)."""
+    servers = build_servers(workspace, service)
+    routes = []
+    unique: list[WorkspaceServer] = []
+    for prefix, server in sorted(servers.items(), key=lambda kv: -len(kv[0])):
+        app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+        routes.append(Mount(prefix or "/", app=app))
+        if server not in unique:
+            unique.append(server)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            for server in unique:
+                await stack.enter_async_context(server.session_manager.run())
+            yield
+
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def http_paths(workspace: Workspace, service: str) -> list[str]:
+    """The MCP endpoint paths that `build_http_app` serves, for printing to the user."""
+    return [f"{prefix}/mcp" for prefix in sorted(build_servers(workspace, service))]
+
+
+async def serve_stdio(workspace: Workspace, service: str) -> None:
+    """Serve one service, or with "all" the combined server, over stdin/stdout."""
+    server = build_workspace_server(workspace) if service == "all" else build_server(workspace, service)
+    await server.run_stdio_async()
+
+
+def serve_http(workspace: Workspace, service: str, *, host: str = DEFAULT_HOST, port: int = 8000) -> None:
+    """Serve over streamable HTTP until interrupted."""
+    import uvicorn
+
+    uvicorn.run(build_http_app(workspace, service, host=host), host=host, port=port, log_level="warning")
+
+
+def valid_services(extra: Iterable[str] = ("all",)) -> list[str]:
+    return [*SERVICE_NAMES, *extra]
