@@ -14,9 +14,8 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from faker import Faker
-
 from coworkenv.state import Workspace
+from faker import Faker
 
 from . import SERVICE_NAMES, create_workspace
 

@@ -9,20 +9,19 @@ more services over one workspace; every call is audited and all-or-nothing.
 from __future__ import annotations
 
 import time
-from weakref import WeakKeyDictionary
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
+from weakref import WeakKeyDictionary
 
 import anyio
+from coworkenv.state import ServiceSchema, Workspace
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ValidationError
-
-from coworkenv.state import ServiceSchema, Workspace
 
 __all__ = [
     "ServiceSpec",
@@ -84,7 +83,9 @@ class ToolSet:
         self._defs: list[_ToolDef] = []
         self._built: dict[str, list[Tool]] = {}
 
-    def tool(self, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> Callable[[F], F]:
+    def tool(
+        self, *, read_only: bool, destructive: bool = False, idempotent: bool = False
+    ) -> Callable[[F], F]:
         """Register a tool. `read_only` tools change nothing; `destructive` ones remove or overwrite."""
 
         def decorator(fn: F) -> F:
@@ -142,7 +143,9 @@ class WorldOperations:
         self.ops: dict[str, _WorldOp] = {}
 
     def operation(self, params: type[P]) -> Callable[[Callable[[Workspace, P], dict[str, Any]]], Any]:
-        def decorator(fn: Callable[[Workspace, P], dict[str, Any]]) -> Callable[[Workspace, P], dict[str, Any]]:
+        def decorator(
+            fn: Callable[[Workspace, P], dict[str, Any]],
+        ) -> Callable[[Workspace, P], dict[str, Any]]:
             self.ops[fn.__name__] = _WorldOp(fn.__name__, params, fn, (fn.__doc__ or "").strip())
             return fn
 
@@ -242,7 +245,9 @@ class WorkspaceServer(MCPServer[Any]):
         async with lock:
             return await self._audited_call(name, arguments, context)
 
-    async def _audited_call(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None) -> Any:
+    async def _audited_call(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+    ) -> Any:
         ws = self.workspace
         started = time.perf_counter()
         if name not in self._tool_info:

@@ -44,7 +44,9 @@ class Clock:
     def set(self, value: datetime) -> None:
         """Move the clock to `value`. Time never runs backwards."""
         if format_time(value) < self.now_text():
-            raise ValueError(f"the clock cannot move backwards from {self.now_text()} to {format_time(value)}")
+            raise ValueError(
+                f"the clock cannot move backwards from {self.now_text()} to {format_time(value)}"
+            )
         self._conn.execute(
             "UPDATE workspace_meta SET value = ? WHERE key = ?", (format_time(value), CLOCK_KEY)
         )

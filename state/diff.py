@@ -77,7 +77,9 @@ def diff_connections(
                 if old_row.get(col) != new_row.get(col)
             }
             if changes:
-                table_diff.changed.append(RowChange(key=dict(zip(key_cols, key, strict=True)), columns=changes))
+                table_diff.changed.append(
+                    RowChange(key=dict(zip(key_cols, key, strict=True)), columns=changes)
+                )
         if not table_diff.is_empty:
             result.tables[table] = table_diff
     return result

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from coworkenv.servers import apply_world_operation, create_workspace
 from mcp import Client, StdioServerParameters
 
-from coworkenv.servers import apply_world_operation, create_workspace
 from tests.conftest import START
 
 
@@ -57,12 +57,12 @@ def http_server(saved_workspace: Path) -> Iterator[str]:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 break
-        except OSError:
+        except OSError as exc:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
                 raise RuntimeError(
                     f"server did not start: {proc.stderr.read().decode() if proc.stderr else ''}"
-                )
+                ) from exc
             time.sleep(0.05)
     try:
         yield base

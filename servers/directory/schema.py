@@ -1,8 +1,7 @@
 """Directory tables: teams and people (colleagues and external contacts)."""
 
-from pydantic import BaseModel, Field
-
 from coworkenv.state import ServiceSchema
+from pydantic import BaseModel, Field
 
 SCHEMA = ServiceSchema(
     name="directory",

@@ -2,9 +2,8 @@
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from coworkenv.state import Workspace
+from pydantic import BaseModel
 
 from ..toolkit import WorldOperations
 

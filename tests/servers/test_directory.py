@@ -4,17 +4,19 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
-
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
 from coworkenv.state import Workspace
+from mcp import Client
+
 from tests.conftest import START
 
 
 @pytest.fixture
 def ws() -> Workspace:
     ws = create_workspace(["directory"], clock_start=START)
-    apply_world_operation(ws, "directory", "add_team", {"name": "Sales", "lead_email": "ann.lee@acme.example"})
+    apply_world_operation(
+        ws, "directory", "add_team", {"name": "Sales", "lead_email": "ann.lee@acme.example"}
+    )
     apply_world_operation(ws, "directory", "add_team", {"name": "Support"})
     for email, name, title, team, internal in [
         ("ann.lee@acme.example", "Ann Lee", "Head of Sales", "Sales", True),
@@ -25,7 +27,14 @@ def ws() -> Workspace:
             ws,
             "directory",
             "add_person",
-            {"email": email, "name": name, "title": title, "team": team, "internal": internal, "time_zone": "UTC"},
+            {
+                "email": email,
+                "name": name,
+                "title": title,
+                "team": team,
+                "internal": internal,
+                "time_zone": "UTC",
+            },
         )
     return ws
 
@@ -112,7 +121,9 @@ async def test_read_only_tools_leave_state_and_clock_alone(ws: Workspace) -> Non
 
 
 def test_update_person_world_operation_changes_one_row_and_rejects_unknown_people(ws: Workspace) -> None:
-    apply_world_operation(ws, "directory", "update_person", {"email": "bo.chan@acme.example", "team": "Support"})
+    apply_world_operation(
+        ws, "directory", "update_person", {"email": "bo.chan@acme.example", "team": "Support"}
+    )
     assert ws.rows("directory_people", "email = ?", ["bo.chan@acme.example"])[0]["team"] == "Support"
     with pytest.raises(ValueError, match="no person with email 'x@y'"):
         apply_world_operation(ws, "directory", "update_person", {"email": "x@y", "team": "Support"})
