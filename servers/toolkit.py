@@ -151,18 +151,26 @@ class WorldOperations:
 
         return decorator
 
-    def apply(self, workspace: Workspace, name: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Validate `params`, run the operation atomically and record it in the audit log as an event."""
+    def get(self, name: str) -> _WorldOp:
         if name not in self.ops:
             raise KeyError(f"{self.service} has no world operation {name!r}; known: {sorted(self.ops)}")
-        op = self.ops[name]
+        return self.ops[name]
+
+    def run(self, workspace: Workspace, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Validate `params` and run the operation atomically, without an audit entry (for seeds)."""
+        op = self.get(name)
+        model = op.params.model_validate(params)
+        with workspace.transaction():
+            return op.fn(workspace, model)
+
+    def apply(self, workspace: Workspace, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Validate `params`, run the operation atomically and record it in the audit log as an event."""
+        self.get(name)
         started = time.perf_counter()
         error: str | None = None
-        result: dict[str, Any] | None = None
+        result: dict[str, Any] = {}
         try:
-            model = op.params.model_validate(params)
-            with workspace.transaction():
-                result = op.fn(workspace, model)
+            result = self.run(workspace, name, params)
         except (ValidationError, ToolError, ValueError) as exc:
             error = str(exc)
             raise
@@ -173,7 +181,7 @@ class WorldOperations:
                 service=self.service,
                 tool=name,
                 arguments=params,
-                result=result,
+                result=None if error else result,
                 error=error,
                 latency_ms=(time.perf_counter() - started) * 1000,
             )

@@ -1,0 +1,1 @@
+"""Benchmarks: each prints a ratio against a floor measured in the same run."""

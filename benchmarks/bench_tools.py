@@ -1,0 +1,74 @@
+"""One tool call: through an in-memory MCP client, and the direct call_tool path, against a
+bare MCPServer tool running the same SQL (the SDK's own floor). Also the audit-log overhead."""
+
+from typing import Annotated
+
+import anyio
+from coworkenv.servers import build_server
+from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.directory.schema import PersonList, person_from_row
+from mcp import Client
+from mcp.server import MCPServer
+from pydantic import Field
+
+from .timing import median_us, median_us_async, report
+
+ARGS = {"query": "a", "limit": 10}
+
+
+def bare_server(ws) -> MCPServer:
+    """The floor: the same query and output model in a plain MCPServer, no audit, no savepoint."""
+    server = MCPServer(name="bare", log_level="WARNING")
+
+    @server.tool()
+    async def search_people(query: str = "", limit: Annotated[int, Field(ge=1, le=100)] = 20) -> PersonList:
+        """Search people."""
+        where = "(name LIKE ? OR email LIKE ? OR title LIKE ? OR company LIKE ?)"
+        params = [f"%{query}%"] * 4
+        total = ws.conn.execute(f"SELECT COUNT(*) FROM directory_people WHERE {where}", params).fetchone()[0]
+        rows = ws.rows("directory_people", f"{where} ORDER BY name, email LIMIT ? OFFSET 0", [*params, limit])
+        return PersonList(total=total, people=[person_from_row(r) for r in rows])
+
+    return server
+
+
+async def measure() -> list[dict]:
+    ws = build_demo_workspace(seed=0)
+    ours = build_server(ws, "directory")
+    bare = bare_server(ws.fork())
+    results = []
+    async with Client(ours) as ours_client, Client(bare) as bare_client:
+        client_ours = await median_us_async(lambda: ours_client.call_tool("search_people", ARGS))
+        client_bare = await median_us_async(lambda: bare_client.call_tool("search_people", ARGS))
+    results.append(
+        report(
+            "tool call, in-memory Client", client_ours, client_bare, "bare MCPServer, in-memory Client", 1.3
+        )
+    )
+    direct_ours = await median_us_async(lambda: ours.call_tool("search_people", ARGS))
+    direct_bare = await median_us_async(lambda: bare.call_tool("search_people", ARGS))
+    results.append(
+        report("tool call, direct call_tool()", direct_ours, direct_bare, "bare MCPServer.call_tool()")
+    )
+
+    def record() -> None:
+        ws.audit.record(
+            time="2026-03-02T09:00:00+00:00",
+            actor="agent",
+            service="directory",
+            tool="search_people",
+            arguments=ARGS,
+            result={"total": 3, "people": []},
+            error=None,
+            latency_ms=0.1,
+        )
+
+    audit_us = median_us(record)
+    print(
+        f"{'audit-log entry per call':<44} {audit_us:9.1f} us   = {100 * audit_us / client_ours:.1f}% of an in-memory client call"
+    )
+    return results
+
+
+def run() -> list[dict]:
+    return anyio.run(measure)

@@ -1,0 +1,228 @@
+"""The task model: what synthesis produces and rollouts consume.
+
+A task is data (frozen pydantic, stored as JSON), identified by a content hash: seed state,
+the agent's context, turns (events, a user message, checks, reference-solution steps),
+final checks, safety rules and limits. Behaviour lives elsewhere: `coworkenv.verifiers`
+evaluates checks, `coworkenv.rollout` runs episodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from .checks import Check, SafetyRule, union_tags
+
+SERVICES = ("mail", "tickets", "calendar", "files", "directory")
+Service = Literal["mail", "tickets", "calendar", "files", "directory"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WorldCall(_Model):
+    """One world operation: `servers.<service>.world` operation `operation` with `params`."""
+
+    service: Service
+    operation: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProceduralSeed(_Model):
+    """A named generator of seed state, e.g. `{"name": "demo", "params": {"seed": 3}}`."""
+
+    name: Literal["demo", "empty"] = "empty"
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Seed(_Model):
+    """The initial state: a procedural base, then raw rows per table, then world operations."""
+
+    procedural: ProceduralSeed = Field(default_factory=ProceduralSeed)
+    rows: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    operations: list[WorldCall] = Field(default_factory=list)
+
+
+class Event(WorldCall):
+    """A change the agent did not make, applied before a turn. `announced` events are
+    mentioned in that turn's user message; silent ones the agent must notice."""
+
+    announced: bool = False
+    advance_minutes: float = Field(default=0, ge=0, description="Simulated time that passes before the event")
+
+
+class SolutionStep(_Model):
+    """One reference-solution tool call, through the same MCP tools the agent sees.
+
+    `tool` is the combined server's name (`mail_search_messages`). An argument value may be
+    a reference to an earlier step's result: `{"$ref": "find.messages.0.id"}` (step id,
+    then a path of keys and list indexes into its structured result).
+    """
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+    expect_error: bool = False
+
+
+class Turn(_Model):
+    """Events, then the user's message, then the agent acts; checks run at the end of the turn."""
+
+    user: str = Field(min_length=1)
+    events: list[Event] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
+    solution: list[SolutionStep] = Field(default_factory=list)
+
+
+class AgentContext(_Model):
+    """What the agent is told up front (it becomes the system prompt)."""
+
+    role: str = "You are an AI assistant working inside a company's workspace tools."
+    company: str = ""
+    user_name: str = ""
+    rules: list[str] = Field(default_factory=list)
+
+
+class Limits(_Model):
+    max_tool_calls_per_turn: int = Field(default=30, ge=1, le=500)
+
+
+class Provenance(_Model):
+    generator: str = "hand-written"
+    model: str | None = None
+    rounds: int = 0
+    seed: int | None = None
+    family: str | None = None
+
+
+class Task(_Model):
+    """A complete, executable task. See `docs/tasks.md` for the format."""
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$")
+    title: str = Field(min_length=1)
+    capabilities: list[str] = Field(default_factory=list)
+    services: list[Service] = Field(min_length=1)
+    clock_start: AwareDatetime
+    user_email: str = "me@northwind.example"
+    seed: Seed = Field(default_factory=Seed)
+    context: AgentContext = Field(default_factory=AgentContext)
+    turns: list[Turn] = Field(min_length=1)
+    checks: list[Check] = Field(default_factory=list, description="Evaluated on the final state")
+    safety: list[SafetyRule] = Field(default_factory=list)
+    limits: Limits = Field(default_factory=Limits)
+    provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("services")
+    @classmethod
+    def _no_repeats(cls, services: list[str]) -> list[str]:
+        if len(set(services)) != len(services):
+            raise ValueError("a service is listed twice")
+        return services
+
+    @model_validator(mode="after")
+    def _unique_check_ids(self) -> Task:
+        ids = [c.id for c in self.all_checks()] + [r.id for r in self.safety]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"check and safety-rule ids must be unique; repeated: {repeated}")
+        if not any(True for _ in self.all_checks()):
+            raise ValueError("a task needs at least one check (in a turn or in `checks`)")
+        return self
+
+    def all_checks(self) -> list[Check]:
+        return [c for turn in self.turns for c in turn.checks] + list(self.checks)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the canonical JSON (sorted keys), provenance excluded."""
+        data = self.model_dump(mode="json", exclude={"provenance"})
+        return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+    @property
+    def is_multi_turn(self) -> bool:
+        return len(self.turns) > 1
+
+
+_UNION_TAGS = union_tags()
+
+
+class TaskFileError(ValueError):
+    """A task file that is not valid JSON or not a valid task; the message names the JSON path."""
+
+
+def parse_task(data: str | bytes | dict[str, Any], *, source: str = "<task>") -> Task:
+    """Validate a task from JSON text or a dict; errors name the JSON path and what was expected."""
+    try:
+        if isinstance(data, dict):
+            return Task.model_validate(data)
+        return Task.model_validate_json(data)
+    except ValidationError as exc:
+        raise TaskFileError(f"{source}: " + "; ".join(_describe(e) for e in exc.errors())) from None
+
+
+def load_task(path: str | Path) -> Task:
+    """Read and validate one task file."""
+    path = Path(path)
+    return parse_task(path.read_bytes(), source=str(path))
+
+
+def task_files(paths: list[str | Path]) -> list[Path]:
+    """Task files named directly, and every `*.json` below named folders, sorted."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        out.extend(sorted(p.rglob("*.json")) if p.is_dir() else [p])
+    return out
+
+
+def task_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the task format (for editors and LLM structured output)."""
+    return Task.model_json_schema()
+
+
+def dump_task(task: Task) -> str:
+    return task.model_dump_json(indent=2, exclude_defaults=False) + "\n"
+
+
+def _describe(error: Any) -> str:
+    # pydantic puts the tag of a discriminated union (a check's `type`) into the location;
+    # it is not part of the JSON path, so it is left out.
+    loc = [p for p in error["loc"] if p not in _UNION_TAGS]
+    path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+    if error["type"] == "json_invalid":
+        return f"not valid JSON ({error['msg']})"
+    return f"{path}: {error['msg']}"
+
+
+__all__ = [
+    "AgentContext",
+    "Event",
+    "Limits",
+    "ProceduralSeed",
+    "Provenance",
+    "Seed",
+    "SolutionStep",
+    "Task",
+    "TaskFileError",
+    "Turn",
+    "WorldCall",
+    "datetime",
+    "dump_task",
+    "load_task",
+    "parse_task",
+    "task_files",
+    "task_json_schema",
+]

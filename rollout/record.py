@@ -1,0 +1,58 @@
+"""The EpisodeRecord: one canonical record per episode, one JSON line each.
+
+Every export (SFT demonstrations, RL rollouts) is a function of it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from coworkenv.state import AuditEntry
+from coworkenv.verifiers import Verdict
+from pydantic import BaseModel, Field
+
+Status = Literal["completed", "truncated", "error"]
+
+
+class Timings(BaseModel):
+    """Wall-clock seconds spent in each phase (metadata, not domain time)."""
+
+    seed: float = 0.0
+    turns: list[float] = Field(default_factory=list)
+    verify: float = 0.0
+    total: float = 0.0
+
+
+class EpisodeRecord(BaseModel):
+    """One run of one policy on one task (one trial)."""
+
+    task_id: str
+    task_hash: str
+    policy: str
+    trial: int
+    seed: int
+    status: Status
+    error: str | None = None
+    messages: list[dict[str, Any]] = Field(description="The conversation in OpenAI Chat Completions format")
+    turn_boundaries: list[int] = Field(
+        default_factory=list, description="Index in `messages` of each turn's user message"
+    )
+    tool_calls: list[AuditEntry] = Field(default_factory=list, description="The audit log of the episode")
+    verdict: Verdict | None = None
+    initial_hash: str
+    final_hash: str | None = None
+    diff_summary: dict[str, dict[str, int]] = Field(default_factory=dict)
+    timings: Timings = Field(default_factory=Timings)
+    capabilities: list[str] = Field(default_factory=list)
+    services: list[str] = Field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.task_id, self.policy, self.trial)
+
+    @property
+    def score(self) -> float:
+        return self.verdict.score if self.verdict else 0.0
+
+    @property
+    def success(self) -> bool:
+        return bool(self.verdict and self.verdict.success)

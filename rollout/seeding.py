@@ -1,0 +1,72 @@
+"""Build a task's initial workspace from its seed, once per task, and fork it per episode."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from coworkenv.servers import create_workspace, get_service
+from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.state import Snapshot, Workspace, format_time
+from coworkenv.state.tables import content_tables
+
+from coworkenv.task import Task
+
+
+class SeedError(ValueError):
+    """The task's seed could not be loaded; the message names the part that failed."""
+
+
+def seed_workspace(task: Task) -> Workspace:
+    """A new workspace holding the task's initial state: procedural base, rows, then world operations."""
+    services = tuple(task.services)
+    proc = task.seed.procedural
+    if proc.name == "demo":
+        ws = _demo_snapshot(int(proc.params.get("seed", 0)), services).fork()
+        # The seed sets the scene: task id, user and start time are the task's.
+        ws.set_meta("task_id", task.id)
+        ws.set_meta("user_email", task.user_email)
+        ws.set_meta("clock", format_time(task.clock_start))
+    else:
+        ws = create_workspace(
+            services, clock_start=task.clock_start, task_id=task.id, user_email=task.user_email
+        )
+    tables = set(content_tables(ws.conn))
+    with ws.transaction():
+        for table, rows in task.seed.rows.items():
+            if table not in tables:
+                raise SeedError(
+                    f"seed.rows: no table {table!r} among the task's services ({', '.join(services)})"
+                )
+            try:
+                ws.db[table].insert_all(rows)  # type: ignore[union-attr]
+            except Exception as exc:
+                raise SeedError(f"seed.rows.{table}: {type(exc).__name__}: {exc}") from exc
+    for i, call in enumerate(task.seed.operations):
+        if call.service not in services:
+            raise SeedError(f"seed.operations[{i}]: service {call.service!r} is not in the task's services")
+        try:
+            get_service(call.service).world.run(ws, call.operation, call.params)
+        except (KeyError, ValueError) as exc:
+            raise SeedError(f"seed.operations[{i}] ({call.service}.{call.operation}): {exc}") from exc
+    return ws
+
+
+@lru_cache(maxsize=8)
+def _demo_snapshot(seed: int, services: tuple[str, ...]) -> Snapshot:
+    return build_demo_workspace(seed=seed, services=services).snapshot()
+
+
+class SeedCache:
+    """Snapshots of seeded workspaces keyed by task hash, so each episode is a cheap fork."""
+
+    def __init__(self) -> None:
+        self._snapshots: dict[str, Snapshot] = {}
+
+    def snapshot(self, task: Task) -> Snapshot:
+        key = task.content_hash
+        if key not in self._snapshots:
+            self._snapshots[key] = seed_workspace(task).snapshot()
+        return self._snapshots[key]
+
+    def fork(self, task: Task) -> Workspace:
+        return self.snapshot(task).fork()

@@ -1,0 +1,85 @@
+"""An agent's connection to an episode: MCP tools plus the conversation transcript."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mcp import Client
+from mcp_types import Tool
+
+
+@dataclass
+class ToolOutcome:
+    """What a tool call returned, as the model will read it."""
+
+    text: str
+    structured: Any
+    is_error: bool
+
+
+class ToolLimitReached(Exception):
+    """The turn's tool-call budget is spent."""
+
+
+class AgentSession:
+    """Tool calls go through a real MCP client; the transcript is kept in OpenAI Chat
+    Completions format (system, user, assistant with tool_calls, tool)."""
+
+    def __init__(self, client: Client, tools: list[Tool], messages: list[dict[str, Any]]) -> None:
+        self.client = client
+        self.tools = tools
+        self.messages = messages
+        self.limit = 30
+        self.calls_this_turn = 0
+        self.truncated = False
+        self._next_id = 0
+
+    def begin_turn(self, user_message: str, limit: int) -> None:
+        self.messages.append({"role": "user", "content": user_message})
+        self.limit = limit
+        self.calls_this_turn = 0
+
+    def new_call_id(self) -> str:
+        self._next_id += 1
+        return f"call_{self._next_id}"
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """Call a tool through MCP. Past the turn's limit, raises ToolLimitReached."""
+        if self.calls_this_turn >= self.limit:
+            self.truncated = True
+            raise ToolLimitReached(f"the limit of {self.limit} tool calls per turn is reached")
+        self.calls_this_turn += 1
+        result = await self.client.call_tool(name, arguments)
+        text = "\n".join(getattr(c, "text", "") for c in result.content)
+        if result.structured_content is not None and not result.is_error:
+            text = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+        return ToolOutcome(text=text, structured=result.structured_content, is_error=bool(result.is_error))
+
+    def record_assistant(self, content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        self.messages.append(message)
+
+    def record_tool_result(self, call_id: str, outcome: ToolOutcome | str) -> None:
+        text = outcome if isinstance(outcome, str) else outcome.text
+        self.messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
+
+    async def call_and_record(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+        """One assistant tool call and its result, appended to the transcript."""
+        call_id = self.new_call_id()
+        self.record_assistant(
+            None,
+            [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                }
+            ],
+        )
+        outcome = await self.call_tool(name, arguments)
+        self.record_tool_result(call_id, outcome)
+        return outcome

@@ -1,0 +1,245 @@
+"""Evaluate declarative checks (and Python checks, in the sandbox) against evidence."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from coworkenv.state import AuditEntry
+
+from coworkenv.checks import (
+    BoundedDiff,
+    CallOrder,
+    Check,
+    CountIs,
+    FieldContains,
+    FieldEquals,
+    PythonCheck,
+    RowAbsent,
+    RowExists,
+    SqlEquals,
+    ToolCalled,
+    ToolNotCalled,
+    Unchanged,
+)
+
+from .evidence import Evidence
+from .verdict import CheckResult
+from .where import CheckSpecError, matches, validate_where
+
+COMPARE = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b,
+}
+
+
+async def evaluate_checks(
+    checks: list[Check], evidence: Evidence, *, turn: int | None = None
+) -> list[CheckResult]:
+    """Evaluate each check. A check that raises fails with the exception recorded; it never passes silently."""
+    results = []
+    for check in checks:
+        try:
+            if isinstance(check, PythonCheck):
+                passed, message = await _python(check, evidence)
+            else:
+                passed, message = evaluate_declarative(check, evidence)
+            results.append(
+                CheckResult(
+                    id=check.id,
+                    type=check.type,
+                    passed=passed,
+                    weight=check.weight,
+                    message=message,
+                    turn=turn,
+                )
+            )
+        except Exception as exc:  # a broken check is a failed check, recorded, never a pass
+            results.append(
+                CheckResult(
+                    id=check.id,
+                    type=check.type,
+                    passed=False,
+                    weight=check.weight,
+                    message="the check could not be evaluated",
+                    error=f"{type(exc).__name__}: {exc}",
+                    turn=turn,
+                )
+            )
+    return results
+
+
+def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
+    """(passed, message) for a declarative check."""
+    if isinstance(check, RowExists | RowAbsent | CountIs | FieldEquals | FieldContains):
+        validate_where(check.where, ev.columns(check.table), check.table)
+        found = [r for r in ev.rows(check.table) if matches(r, check.where)]
+        if isinstance(check, RowExists):
+            return bool(found), f"{len(found)} matching row(s) in {check.table}"
+        if isinstance(check, RowAbsent):
+            return not found, f"{len(found)} matching row(s) in {check.table}"
+        if isinstance(check, CountIs):
+            return COMPARE[check.op](
+                len(found), check.value
+            ), f"count {len(found)}, expected {check.op} {check.value}"
+        if check.column not in ev.columns(check.table):
+            raise CheckSpecError(f"table {check.table} has no column {check.column!r}")
+        if isinstance(check, FieldEquals):
+            if len(found) != 1:
+                return False, f"expected exactly one matching row in {check.table}, found {len(found)}"
+            actual = found[0][check.column]
+            return _same(actual, check.value), f"{check.column} is {actual!r}, expected {check.value!r}"
+        needle = check.text if check.case_sensitive else check.text.casefold()
+        for row in found:
+            hay = str(row[check.column] or "")
+            if needle in (hay if check.case_sensitive else hay.casefold()):
+                return True, f"{check.column} contains {check.text!r}"
+        return (
+            False,
+            f"no matching row's {check.column} contains {check.text!r} ({len(found)} row(s) matched)",
+        )
+    if isinstance(check, SqlEquals):
+        actual = run_read_only_query(ev.conn(check.state), check.query)
+        return _same(actual, check.expected), f"query returned {actual!r}, expected {check.expected!r}"
+    if isinstance(check, ToolCalled):
+        hits = [
+            c for c in ev.successful_calls if _call_matches(c, check.tool, check.service, check.arguments)
+        ]
+        return len(hits) >= check.min_times, f"{check.tool} called {len(hits)} time(s) as specified"
+    if isinstance(check, ToolNotCalled):
+        hits = [
+            c for c in ev.successful_calls if _call_matches(c, check.tool, check.service, check.arguments)
+        ]
+        return not hits, f"{check.tool} called {len(hits)} time(s) as specified"
+    if isinstance(check, CallOrder):
+        remaining = list(check.tools)
+        for call in ev.successful_calls:
+            if remaining and call.tool == remaining[0]:
+                remaining.pop(0)
+        return not remaining, "in order" if not remaining else f"missing, in order: {remaining}"
+    if isinstance(check, Unchanged):
+        changed = []
+        for table in check.tables:
+            validate_where(check.where, ev.columns(table), table)
+            table_diff = ev.diff.tables.get(table)
+            if table_diff is None:
+                continue
+            rows = [*table_diff.added, *table_diff.removed]
+            rows += [_after(ev, table, c.key) or {} for c in table_diff.changed]
+            rows += [_before(ev, table, c.key) or {} for c in table_diff.changed]
+            if any(matches(r, check.where) for r in rows):
+                changed.append(table)
+        return not changed, "unchanged" if not changed else f"changed: {', '.join(changed)}"
+    if isinstance(check, BoundedDiff):
+        return _bounded(check, ev)
+    raise CheckSpecError(f"no evaluator for check type {check.type!r}")
+
+
+def run_read_only_query(conn: sqlite3.Connection, query: str) -> Any:
+    """Run a SELECT under an authorizer that denies every write; one cell comes back as a scalar."""
+    if not query.lstrip().lower().startswith(("select", "with")):
+        raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
+    allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+
+    def authorizer(action: int, *_: Any) -> int:
+        return sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY
+
+    conn.set_authorizer(authorizer)
+    try:
+        rows = conn.execute(query).fetchall()
+    finally:
+        conn.set_authorizer(None)
+    if len(rows) == 1 and len(rows[0]) == 1:
+        return rows[0][0]
+    return [list(r) for r in rows]
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, bool) and isinstance(actual, int):
+        return bool(actual) == expected
+    return json.loads(json.dumps(actual, default=str)) == json.loads(json.dumps(expected, default=str))
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip().casefold()
+    if isinstance(value, list):
+        return sorted((_normal(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    return value
+
+
+def _call_matches(call: AuditEntry, tool: str, service: str | None, arguments: dict[str, Any]) -> bool:
+    """Same tool (and service), and every expected argument present with an equal value
+    (strings compared case-insensitively and trimmed; lists as multisets)."""
+    if call.tool != tool or (service is not None and call.service != service):
+        return False
+    return all(
+        key in call.arguments and _normal(call.arguments[key]) == _normal(v) for key, v in arguments.items()
+    )
+
+
+def _row_by_key(ev: Evidence, table: str, key: dict[str, Any], state: str) -> dict[str, Any] | None:
+    for row in ev.rows(table, state):
+        if all(row.get(k) == v for k, v in key.items()):
+            return row
+    return None
+
+
+def _after(ev: Evidence, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    return _row_by_key(ev, table, key, "final")
+
+
+def _before(ev: Evidence, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    return _row_by_key(ev, table, key, "initial")
+
+
+def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
+    for allowed in check.allowed:
+        validate_where(allowed.where, ev.columns(allowed.table), allowed.table)
+    outside: list[str] = []
+    for table, table_diff in ev.diff.tables.items():
+        rules = [a for a in check.allowed if a.table == table]
+
+        def ok(kind: str, *rows: dict[str, Any] | None, rules: list = rules) -> bool:
+            return any(
+                kind in a.kinds and any(r is not None and matches(r, a.where) for r in rows) for a in rules
+            )
+
+        outside += [f"{table}: added {r}" for r in table_diff.added if not ok("added", r)]
+        outside += [f"{table}: removed {r}" for r in table_diff.removed if not ok("removed", r)]
+        outside += [
+            f"{table}: changed {c.key} ({', '.join(c.columns)})"
+            for c in table_diff.changed
+            if not ok("changed", _after(ev, table, c.key), _before(ev, table, c.key))
+        ]
+    if outside:
+        shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
+        return False, f"{len(outside)} change(s) outside the allowed set: {shown}"
+    return True, "every change is within the allowed set"
+
+
+async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
+    from .sandbox import SandboxLimits, run_sandboxed_async  # the sandbox starts a process: only when needed
+
+    result = await run_sandboxed_async(
+        check.code,
+        "check",
+        databases={"initial": ev.initial.conn.serialize(), "final": ev.final.conn.serialize()},
+        payload={"audit": [e.model_dump(mode="json") for e in ev.audit]},
+        limits=SandboxLimits(),
+    )
+    if result.status != "ok":
+        raise RuntimeError(f"python check {result.status}: {result.error}")
+    value = result.value
+    if isinstance(value, bool):
+        return value, "python check returned " + str(value)
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
+        return value[0], str(value[1])
+    raise TypeError(f"check() must return a bool or (bool, message), not {value!r}")

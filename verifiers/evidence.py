@@ -1,0 +1,62 @@
+"""What checks look at: the initial state, the state being judged, and the agent's calls."""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import cached_property
+from typing import Any
+
+from coworkenv.state import AuditEntry, Workspace, WorkspaceDiff
+from coworkenv.state.diff import diff_connections
+from coworkenv.state.tables import columns, content_tables
+
+from .where import CheckSpecError
+
+
+class Evidence:
+    """Read-only views for one evaluation: `initial` (the seeded state before the agent),
+    `final` (the state being judged: end of a turn or of the episode) and `calls` (the
+    audit entries of the agent or oracle in the judged span; events are left out)."""
+
+    def __init__(
+        self, initial: Workspace, final: Workspace, audit: list[AuditEntry], user_email: str
+    ) -> None:
+        self.initial = initial
+        self.final = final
+        self.audit = audit
+        self.user_email = user_email
+        self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    @cached_property
+    def calls(self) -> list[AuditEntry]:
+        """Every call by the acting policy (not world events), errors included, in order."""
+        return [e for e in self.audit if e.actor != "event"]
+
+    @cached_property
+    def successful_calls(self) -> list[AuditEntry]:
+        return [e for e in self.calls if not e.is_error]
+
+    @cached_property
+    def diff(self) -> WorkspaceDiff:
+        return diff_connections(self.initial.conn, self.final.conn)
+
+    def conn(self, state: str) -> sqlite3.Connection:
+        return self.initial.conn if state == "initial" else self.final.conn
+
+    @cached_property
+    def tables(self) -> set[str]:
+        return set(content_tables(self.final.conn))
+
+    def columns(self, table: str) -> set[str]:
+        if table not in self.tables:
+            raise CheckSpecError(f"no table {table!r}; tables are: {', '.join(sorted(self.tables))}")
+        return set(columns(self.final.conn, table))
+
+    def rows(self, table: str, state: str = "final") -> list[dict[str, Any]]:
+        """All rows of a table in the initial or final state (cached per evaluation)."""
+        key = (state, table)
+        if key not in self._rows:
+            self.columns(table)
+            ws = self.initial if state == "initial" else self.final
+            self._rows[key] = ws.rows(table)
+        return self._rows[key]
