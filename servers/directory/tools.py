@@ -81,7 +81,9 @@ async def list_team(
     ctx: Context,
     team: Annotated[str, Field(description="Team name, as list_teams shows it")],
 ) -> Team:
-    """List the members and lead of one team."""
+    """List the members and the lead of one team: names, emails, titles and time zones.
+
+    Use list_teams first when you do not know the exact team name."""
     ws = workspace_of(ctx)
     teams = ws.rows("directory_teams", "lower(name) = lower(?)", [team.strip()])
     if not teams:

@@ -1,0 +1,25 @@
+"""The files MCP server factory."""
+
+from coworkenv.state import Workspace
+
+from ..toolkit import ServiceSpec, WorkspaceServer
+from .schema import SCHEMA
+from .tools import TOOLS
+from .world import WORLD
+
+SERVICE = ServiceSpec(
+    name="files",
+    schema=SCHEMA,
+    tools=TOOLS,
+    world=WORLD,
+    instructions=(
+        "files: the team's shared file tree of text files (policies, reports, meeting notes, "
+        "price lists). Paths are absolute and case-sensitive, like /shared/reports/q1.md; "
+        "start with list_directory('/') or search_files to find things before reading them."
+    ),
+)
+
+
+def build_server(workspace: Workspace) -> WorkspaceServer:
+    """An MCP server exposing the files tools over `workspace`."""
+    return WorkspaceServer(workspace, [SERVICE], name="coworkenv-files")

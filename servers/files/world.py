@@ -1,0 +1,100 @@
+"""Files world operations: seed files and directories, and colleagues changing files
+between turns. Bad input raises `FileTreeError` (a `ValueError`) and changes nothing."""
+
+from typing import Any, Literal
+
+from coworkenv.state import Workspace, format_time, parse_time
+from pydantic import BaseModel, Field
+
+from ..toolkit import WorldOperations
+from . import tree
+from .paths import FileTreeError, normalize_path
+
+WORLD = WorldOperations("files")
+
+EMAIL = r"^[^@\s]+@[^@\s]+$"
+
+
+class AddFile(BaseModel):
+    path: str
+    content: str = ""
+    modified_by: str | None = Field(default=None, pattern=EMAIL)
+    created_at: str | None = Field(default=None, description="ISO 8601; default: the workspace clock")
+    modified_at: str | None = Field(default=None, description="ISO 8601; default: created_at")
+
+
+class AddDirectory(BaseModel):
+    path: str
+    modified_by: str | None = Field(default=None, pattern=EMAIL)
+    created_at: str | None = Field(default=None, description="ISO 8601; default: the workspace clock")
+
+
+class EditFileByColleague(BaseModel):
+    path: str
+    colleague: str = Field(pattern=EMAIL, description="The colleague's email")
+    content: str
+    mode: Literal["replace", "append"] = "replace"
+
+
+class DeleteFileByColleague(BaseModel):
+    path: str
+    colleague: str = Field(pattern=EMAIL, description="The colleague's email")
+
+
+def _time(ws: Workspace, value: str | None, field: str) -> str:
+    if value is None:
+        return ws.clock.now_text()
+    try:
+        return format_time(parse_time(value))
+    except ValueError:
+        raise FileTreeError(
+            f"{field} {value!r} is not an ISO 8601 time such as 2026-03-02T09:00:00+00:00"
+        ) from None
+
+
+@WORLD.operation(AddFile)
+def add_file(ws: Workspace, p: AddFile) -> dict[str, Any]:
+    """A file appears (a seed), with any missing parent directories."""
+    path = normalize_path(p.path)
+    if tree.get_node(ws, path) is not None:
+        raise FileTreeError(f"{path!r} already exists; edit_file_by_colleague changes an existing file")
+    created_at = _time(ws, p.created_at, "created_at")
+    modified_at = _time(ws, p.modified_at, "modified_at") if p.modified_at is not None else created_at
+    if modified_at < created_at:
+        raise FileTreeError(f"modified_at {modified_at} is before created_at {created_at}")
+    node, _ = tree.write_file(
+        ws, path, p.content, mode="create", create_parents=True, at=created_at, by=p.modified_by
+    )
+    if modified_at != created_at:
+        ws.conn.execute(f"UPDATE {tree.TABLE} SET modified_at = ? WHERE path = ?", (modified_at, path))
+    return {"path": path, "size": node.size}
+
+
+@WORLD.operation(AddDirectory)
+def add_directory(ws: Workspace, p: AddDirectory) -> dict[str, Any]:
+    """A directory appears (a seed), with any missing parents; an existing one is kept."""
+    path = normalize_path(p.path)
+    at = _time(ws, p.created_at, "created_at")
+    created = tree.make_directories(ws, path, parents=True, exist_ok=True, at=at, by=p.modified_by)
+    return {"path": path, "created": created}
+
+
+@WORLD.operation(EditFileByColleague)
+def edit_file_by_colleague(ws: Workspace, p: EditFileByColleague) -> dict[str, Any]:
+    """A colleague replaces a file's content or appends to it, now."""
+    path = normalize_path(p.path)
+    tree.require_file(ws, path)
+    mode: Literal["overwrite", "append"] = "overwrite" if p.mode == "replace" else "append"
+    node, _ = tree.write_file(
+        ws, path, p.content, mode=mode, create_parents=False, at=ws.clock.now_text(), by=p.colleague
+    )
+    return {"path": path, "size": node.size, "modified_by": p.colleague}
+
+
+@WORLD.operation(DeleteFileByColleague)
+def delete_file_by_colleague(ws: Workspace, p: DeleteFileByColleague) -> dict[str, Any]:
+    """A colleague deletes a file (never a directory)."""
+    path = normalize_path(p.path)
+    tree.require_file(ws, path)
+    tree.delete(ws, path, recursive=False)
+    return {"path": path, "deleted_by": p.colleague}
