@@ -4,12 +4,13 @@ bare MCPServer tool running the same SQL (the SDK's own floor). Also the audit-l
 from typing import Annotated
 
 import anyio
-from coworkenv.servers import build_server
-from coworkenv.servers.demo import build_demo_workspace
-from coworkenv.servers.directory.schema import PersonList, person_from_row
 from mcp import Client
 from mcp.server import MCPServer
 from pydantic import Field
+
+from coworkenv.servers import build_server
+from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.directory.schema import PersonList, person_from_row
 
 from .timing import median_us, median_us_async, report
 

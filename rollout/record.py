@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel, Field
+
 from coworkenv.state import AuditEntry
 from coworkenv.verifiers import Verdict
-from pydantic import BaseModel, Field
 
 Status = Literal["completed", "truncated", "error"]
 

@@ -7,12 +7,12 @@ import time
 from datetime import timedelta
 
 import anyio
-from coworkenv.servers import build_workspace_server, get_service
-from coworkenv.state import Workspace
-from coworkenv.verifiers import CheckResult, judge_episode, judge_turn
 from mcp import Client
 
+from coworkenv.servers import build_workspace_server, get_service
+from coworkenv.state import Workspace
 from coworkenv.task import Event, Task
+from coworkenv.verifiers import CheckResult, judge_episode, judge_turn
 
 from .policies import Policy, PolicyError
 from .record import EpisodeRecord, Status, Timings

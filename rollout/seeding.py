@@ -8,7 +8,6 @@ from coworkenv.servers import create_workspace, get_service
 from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.state import Snapshot, Workspace, format_time
 from coworkenv.state.tables import content_tables
-
 from coworkenv.task import Task
 
 

@@ -130,7 +130,7 @@ def mutants(task: Task) -> list[tuple[str, tuple[int, int], Task]]:
                 continue
             changed = step.model_copy(update={"arguments": {**step.arguments, name: new}})
             desc = f"perturb turns[{i}].solution[{j}] ({step.tool}) argument {name!r}"
-            out.append((desc, (i, j), with_solution(task, i, steps[:j] + [changed] + steps[j + 1 :])))
+            out.append((desc, (i, j), with_solution(task, i, [*steps[:j], changed, *steps[j + 1 :]])))
     return out
 
 

@@ -14,8 +14,9 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from coworkenv.state import Workspace
 from faker import Faker
+
+from coworkenv.state import Workspace
 
 from . import SERVICE_NAMES, create_workspace
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 
-from coworkenv.state import Workspace
 from starlette.applications import Starlette
 from starlette.routing import Mount
+
+from coworkenv.state import Workspace
 
 from . import SERVICE_NAMES, build_server, build_workspace_server
 from .toolkit import WorkspaceServer

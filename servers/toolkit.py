@@ -15,13 +15,14 @@ from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 import anyio
-from coworkenv.state import ServiceSchema, Workspace
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ValidationError
+
+from coworkenv.state import ServiceSchema, Workspace
 
 __all__ = [
     "ServiceSpec",

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from coworkenv.servers import apply_world_operation, create_workspace
 from mcp import Client, StdioServerParameters
 
+from coworkenv.servers import apply_world_operation, create_workspace
 from tests.conftest import START
 
 

@@ -3,9 +3,8 @@ agent's prose. Declarative checks, Python checks in a sandbox, safety rules, ver
 
 from __future__ import annotations
 
-from coworkenv.state import AuditEntry, Workspace
-
 from coworkenv.checks import Check, SafetyRule
+from coworkenv.state import AuditEntry, Workspace
 
 from .evaluate import evaluate_checks
 from .evidence import Evidence

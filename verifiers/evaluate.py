@@ -6,8 +6,6 @@ import json
 import sqlite3
 from typing import Any
 
-from coworkenv.state import AuditEntry
-
 from coworkenv.checks import (
     BoundedDiff,
     CallOrder,
@@ -23,6 +21,7 @@ from coworkenv.checks import (
     ToolNotCalled,
     Unchanged,
 )
+from coworkenv.state import AuditEntry
 
 from .evidence import Evidence
 from .verdict import CheckResult

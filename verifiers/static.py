@@ -5,9 +5,6 @@ from __future__ import annotations
 import ast
 import sqlite3
 
-from coworkenv.state import Workspace
-from coworkenv.state.tables import columns, content_tables
-
 from coworkenv.checks import (
     BoundedDiff,
     Check,
@@ -20,6 +17,8 @@ from coworkenv.checks import (
     ToolNotCalled,
     Unchanged,
 )
+from coworkenv.state import Workspace
+from coworkenv.state.tables import columns, content_tables
 from coworkenv.task import Task
 
 from .where import CheckSpecError, validate_where

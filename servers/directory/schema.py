@@ -1,7 +1,8 @@
 """Directory tables: teams and people (colleagues and external contacts)."""
 
-from coworkenv.state import ServiceSchema
 from pydantic import BaseModel, Field
+
+from coworkenv.state import ServiceSchema
 
 SCHEMA = ServiceSchema(
     name="directory",

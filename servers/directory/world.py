@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from coworkenv.state import Workspace
 from pydantic import BaseModel
+
+from coworkenv.state import Workspace
 
 from ..toolkit import WorldOperations
 

@@ -7,8 +7,9 @@ workspace, created at a fixed time so that fresh workspaces hash the same.
 
 from typing import Literal
 
-from coworkenv.state import ServiceSchema
 from pydantic import BaseModel, Field
+
+from coworkenv.state import ServiceSchema
 
 ROOT_CREATED_AT = "1970-01-01T00:00:00+00:00"
 

@@ -3,8 +3,9 @@ between turns. Bad input raises `FileTreeError` (a `ValueError`) and changes not
 
 from typing import Any, Literal
 
-from coworkenv.state import Workspace, format_time, parse_time
 from pydantic import BaseModel, Field
+
+from coworkenv.state import Workspace, format_time, parse_time
 
 from ..toolkit import WorldOperations
 from . import tree

@@ -2,8 +2,9 @@
 
 from typing import Literal
 
-from coworkenv.state import ServiceSchema
 from pydantic import BaseModel, Field
+
+from coworkenv.state import ServiceSchema
 
 Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]

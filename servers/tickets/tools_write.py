@@ -2,9 +2,10 @@
 
 from typing import Annotated, Any
 
-from coworkenv.state import Workspace
 from mcp.server.mcpserver import Context
 from pydantic import Field
+
+from coworkenv.state import Workspace
 
 from ..toolkit import ToolError, current_user, workspace_of
 from . import rules, store

@@ -2,8 +2,9 @@
 
 from typing import Annotated, Any
 
-from coworkenv.state import Workspace
 from pydantic import BaseModel, Field
+
+from coworkenv.state import Workspace
 
 from ..toolkit import WorldOperations
 from . import rules, store

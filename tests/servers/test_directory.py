@@ -4,10 +4,10 @@ from typing import Any
 
 import anyio
 import pytest
-from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.state import Workspace
 from mcp import Client
 
+from coworkenv.servers import apply_world_operation, build_server, create_workspace
+from coworkenv.state import Workspace
 from tests.conftest import START
 
 

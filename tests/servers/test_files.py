@@ -5,11 +5,11 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
+
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
 from coworkenv.servers.files.world import AddFile, add_file
 from coworkenv.state import Workspace
-from mcp import Client
-
 from tests.conftest import START
 
 T0 = "2026-02-01T08:00:00+00:00"

@@ -4,7 +4,6 @@ from typing import Any
 
 from coworkenv.servers.files.world import AddFile, add_file
 from coworkenv.state import Workspace
-
 from tests.servers.test_files import README, call, error, ws
 
 __all__ = ["ws"]

@@ -6,11 +6,11 @@ import re
 from typing import Any
 
 import pytest
+
 from coworkenv.servers import apply_world_operation, create_workspace
 from coworkenv.servers.demo import build_company, build_demo_workspace
 from coworkenv.servers.files.paths import MAX_NAME_LENGTH, MAX_PATH_LENGTH, FileTreeError, normalize_path
 from coworkenv.state import Workspace
-
 from tests.conftest import START
 from tests.servers.test_files import ALICE, BOB, NOW, README, T0, T1, ws
 

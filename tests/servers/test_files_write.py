@@ -3,8 +3,8 @@
 from typing import Any
 
 import pytest
-from coworkenv.state import Workspace
 
+from coworkenv.state import Workspace
 from tests.servers.test_files import ALICE, BOB, NOW, README, T0, T1, USER, call, error, ws
 
 __all__ = ["ws"]

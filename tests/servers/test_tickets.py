@@ -8,12 +8,12 @@ from typing import Any
 
 import anyio
 import pytest
-from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import DEMO_START, build_company, build_demo_workspace
-from coworkenv.state import Workspace, format_time
 from mcp import Client
 from pydantic import ValidationError
 
+from coworkenv.servers import apply_world_operation, build_server, create_workspace
+from coworkenv.servers.demo import DEMO_START, build_company, build_demo_workspace
+from coworkenv.state import Workspace, format_time
 from tests.conftest import START
 
 ANN = "ann.lee@northwind.example"  # Support, the user the agent works for

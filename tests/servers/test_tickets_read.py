@@ -3,8 +3,8 @@
 from typing import Any
 
 import pytest
-from coworkenv.state import Workspace
 
+from coworkenv.state import Workspace
 from tests.servers.test_tickets import ANN, BO, CY, DEE, call, error, seeded_workspace
 
 

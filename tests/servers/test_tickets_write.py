@@ -1,8 +1,8 @@
 """The tickets service's write tools through a real in-memory MCP client."""
 
 import pytest
-from coworkenv.state import Workspace
 
+from coworkenv.state import Workspace
 from tests.servers.test_tickets import ANN, BO, CY, DEE, call, error, seeded_workspace
 
 NOW = "2026-03-02T09:00:00+00:00"  # the seeded clock; each write call then moves it by a minute

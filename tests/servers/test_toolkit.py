@@ -4,6 +4,10 @@ from typing import Annotated, Any
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, Field
+
 from coworkenv.servers import build_workspace_server, create_workspace
 from coworkenv.servers.toolkit import (
     ServiceSpec,
@@ -14,10 +18,6 @@ from coworkenv.servers.toolkit import (
     workspace_of,
 )
 from coworkenv.state import ServiceSchema, Workspace
-from mcp import Client
-from mcp.server.mcpserver import Context
-from pydantic import BaseModel, Field
-
 from tests.conftest import START
 
 TOOLS = ToolSet("toy")

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from coworkenv.state import ServiceSchema, Workspace, WorkspaceError, diff
 
+from coworkenv.state import ServiceSchema, Workspace, WorkspaceError, diff
 from tests.conftest import START
 
 NOTES = ServiceSchema(
