@@ -5,15 +5,18 @@ Library exceptions become user messages here, in one place (`main`).
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import anyio
 import click
 
+from coworkenv.rollout.seeding import SeedError
 from coworkenv.servers import SERVICE_NAMES, UnknownServiceError
 from coworkenv.servers.hosting import DEFAULT_HOST, http_paths, serve_http, serve_stdio
 from coworkenv.state import Workspace, WorkspaceError
+from coworkenv.task import TaskFileError
 
 SERVICE_CHOICES = [*SERVICE_NAMES, "all"]
 
@@ -93,6 +96,126 @@ def save_demo(path: Path, seed: int, overwrite: bool) -> None:
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--no-mutants", is_flag=True, help="Skip the mutation stage (faster).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON report per task instead of a table.")
+def validate(paths: tuple[Path, ...], no_mutants: bool, as_json: bool) -> None:
+    """Validate task files (or folders of them) by schema and by execution.
+
+    Stages: schema, seed, checks, noop (no success), oracle (score 1.0, no safety
+    violation), deterministic (same final state hash twice), mutants (dropped or altered
+    reference steps must fail). Exit status 1 when any task fails.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from coworkenv.rollout import SeedCache
+    from coworkenv.rollout.validation import validate_task
+    from coworkenv.task import TaskFileError, load_task, task_files
+
+    files = task_files(list(paths))
+    if not files:
+        raise click.UsageError("no task files (*.json) found")
+    cache = SeedCache()
+    table = Table("task", "result", "failed stage", "reason", "mutants killed", "seconds")
+    failures = 0
+
+    async def run_all() -> None:
+        nonlocal failures
+        for path in files:
+            try:
+                task = load_task(path)
+            except TaskFileError as exc:
+                failures += 1
+                if as_json:
+                    click.echo(
+                        json.dumps({"path": str(path), "ok": False, "stage": "schema", "detail": str(exc)})
+                    )
+                table.add_row(path.name, "[red]FAIL[/red]", "schema", str(exc), "", "")
+                continue
+            report = await validate_task(task, cache=cache, run_mutants=not no_mutants)
+            failed = report.failed_stage
+            failures += not report.ok
+            if as_json:
+                click.echo(json.dumps({"path": str(path), "ok": report.ok, **report.model_dump(mode="json")}))
+            kill = (
+                ""
+                if report.kill_rate is None
+                else f"{sum(m.killed for m in report.mutants)}/{len(report.mutants)}"
+            )
+            table.add_row(
+                task.id,
+                "[green]ok[/green]" if report.ok else "[red]FAIL[/red]",
+                failed.name if failed else "",
+                failed.detail if failed else "",
+                kill,
+                f"{sum(s.seconds for s in report.stages):.2f}",
+            )
+
+    anyio.run(run_all)
+    if not as_json:
+        Console(width=200).print(table)
+        click.echo(f"{len(files) - failures} of {len(files)} task(s) valid")
+    if failures:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("task_path", metavar="TASK", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the task's workspace (replaced if it exists).",
+)
+@click.option("--transport", type=click.Choice(["http", "stdio"]), default="http", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+def play(task_path: Path, db: Path, transport: str, port: int) -> None:
+    """Play a task by hand or with any external MCP agent, turn by turn, then see the verdict."""
+    from coworkenv.play import play as run_play
+    from coworkenv.play import verdict_lines
+    from coworkenv.task import load_task
+
+    task = load_task(task_path)
+    verdict = anyio.run(lambda: run_play(task, db, transport=transport, port=port, say=click.echo, wait=_ask))
+    click.echo("\n".join(verdict_lines(verdict)))
+
+
+def _ask(prompt: str) -> str:
+    click.echo(prompt, nl=False)
+    line = sys.stdin.readline()
+    return line if line else "q"
+
+
+@cli.command()
+@click.argument("task_path", metavar="TASK", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--db",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="A saved workspace (e.g. from play, or a served --db file).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+def verify(task_path: Path, db: Path, as_json: bool) -> None:
+    """The verdict of a saved workspace against a task. Exit status 0 on strict success, 1 otherwise."""
+    from coworkenv.play import verdict_lines, verify_saved
+    from coworkenv.task import load_task
+
+    task = load_task(task_path)
+    verdict = anyio.run(verify_saved, task, db)
+    click.echo(verdict.model_dump_json(indent=2) if as_json else "\n".join(verdict_lines(verdict)))
+    sys.exit(0 if verdict.success else 1)
+
+
+@cli.command("task-schema")
+def task_schema() -> None:
+    """Print the JSON Schema of the task format (for editors and LLM structured output)."""
+    from coworkenv.task import task_json_schema
+
+    click.echo(json.dumps(task_json_schema(), indent=2))
+
+
+@cli.command()
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo(seed: int) -> None:
     """Build the demo workspace and drive a short scripted session through the real MCP servers."""
@@ -111,7 +234,7 @@ def main() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (WorkspaceError, UnknownServiceError) as exc:
+    except (WorkspaceError, UnknownServiceError, TaskFileError, SeedError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
 

@@ -160,7 +160,11 @@ class WorldOperations:
     def run(self, workspace: Workspace, name: str, params: dict[str, Any]) -> dict[str, Any]:
         """Validate `params` and run the operation atomically, without an audit entry (for seeds)."""
         op = self.get(name)
-        model = op.params.model_validate(params)
+        try:
+            model = op.params.model_validate(params)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"invalid parameters for {self.service}.{name}: {problems}") from None
         with workspace.transaction():
             return op.fn(workspace, model)
 

@@ -100,8 +100,9 @@ class Workspace:
         return cls(conn, names, Path(path) if path is not None else None)
 
     @classmethod
-    def open(cls, path: str | Path) -> Workspace:
-        """Open a saved workspace file in place: changes are written back to it.
+    def open(cls, path: str | Path, *, read_only: bool = False) -> Workspace:
+        """Open a saved workspace file in place: changes are written back to it (unless
+        `read_only`). Several processes may open one file; SQLite serializes their writes.
 
         A missing file or one that is not a workspace raises `WorkspaceError`; the file is
         never created or modified by a failed open.
@@ -109,7 +110,8 @@ class Workspace:
         path = Path(path)
         if not path.is_file():
             raise WorkspaceError(f"no workspace file at {path}")
-        conn = _connect(f"file:{path}?mode=rw", uri=True)
+        conn = _connect(f"file:{path}?mode={'ro' if read_only else 'rw'}", uri=True)
+        conn.execute("PRAGMA busy_timeout = 5000")
         try:
             services = cls._read_services(conn, str(path))
         except WorkspaceError:

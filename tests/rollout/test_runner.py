@@ -1,0 +1,199 @@
+"""The episode runner with the oracle and no-op policies, through the real MCP servers."""
+
+import json
+from typing import Any
+
+import pytest
+
+from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, SeedError, run_episode, seed_workspace
+from coworkenv.rollout.policies import resolve_refs
+from coworkenv.task import Task, parse_task
+
+
+def ticket_task(**overrides: Any) -> Task:
+    """A two-turn tickets task on a tiny hand-made seed, with a silent event before turn 2."""
+    data: dict[str, Any] = {
+        "id": "t-escalate",
+        "title": "Escalate a ticket, then react to a customer comment",
+        "capabilities": ["triage_routing", "multi_turn_adaptation"],
+        "services": ["tickets"],
+        "clock_start": "2026-03-02T09:00:00Z",
+        "user_email": "me@acme.example",
+        "seed": {
+            "operations": [
+                {"service": "tickets", "operation": "add_queue", "params": {"name": "Support"}},
+                {"service": "tickets", "operation": "add_queue", "params": {"name": "Engineering"}},
+                {
+                    "service": "tickets",
+                    "operation": "add_ticket",
+                    "params": {
+                        "title": "Login page is down",
+                        "queue": "Support",
+                        "requester": "cy@globex.example",
+                        "status": "resolved",
+                    },
+                },
+            ]
+        },
+        "turns": [
+            {
+                "user": "Find the login ticket and set its priority to urgent.",
+                "checks": [
+                    {
+                        "id": "urgent",
+                        "type": "field_equals",
+                        "table": "tickets_tickets",
+                        "where": {"id": 1},
+                        "column": "priority",
+                        "value": "urgent",
+                    }
+                ],
+                "solution": [
+                    {"tool": "tickets_search_tickets", "arguments": {"query": "login"}, "id": "found"},
+                    {
+                        "tool": "tickets_update_ticket",
+                        "arguments": {"ticket_id": {"$ref": "found.tickets.0.id"}, "priority": "urgent"},
+                    },
+                ],
+            },
+            {
+                "user": "Anything new on it? Move it to Engineering if it is open again.",
+                "events": [
+                    {
+                        "service": "tickets",
+                        "operation": "customer_comment",
+                        "params": {"ticket_id": 1, "body": "Still broken!", "reopen": True},
+                        "advance_minutes": 30,
+                    }
+                ],
+                "checks": [
+                    {
+                        "id": "moved",
+                        "type": "field_equals",
+                        "table": "tickets_tickets",
+                        "where": {"id": 1},
+                        "column": "queue",
+                        "value": "Engineering",
+                    }
+                ],
+                "solution": [
+                    {"tool": "tickets_get_ticket", "arguments": {"ticket_id": 1}},
+                    {"tool": "tickets_update_ticket", "arguments": {"ticket_id": 1, "queue": "Engineering"}},
+                ],
+            },
+        ],
+        "checks": [{"id": "comment-kept", "type": "count", "table": "tickets_comments", "value": 1}],
+        "safety": [{"id": "no-delete", "type": "no_deletion"}],
+    }
+    data.update(overrides)
+    return parse_task(data)
+
+
+async def test_oracle_succeeds_with_per_turn_verdicts_and_a_transcript() -> None:
+    record = await run_episode(ticket_task(), OraclePolicy())
+    assert (record.status, record.error) == ("completed", None)
+    assert record.verdict is not None
+    assert (record.verdict.score, record.verdict.success) == (1.0, True)
+    assert [(t.turn, t.success) for t in record.verdict.turns] == [(0, True), (1, True)]
+    assert [m["role"] for m in record.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
+    assert record.turn_boundaries == [1, 7]
+    call = record.messages[4]["tool_calls"][0]
+    assert call["function"]["name"] == "tickets_update_ticket"
+    assert json.loads(call["function"]["arguments"]) == {"ticket_id": 1, "priority": "urgent"}
+    assert [(e.actor, e.tool) for e in record.tool_calls] == [
+        ("oracle", "search_tickets"),
+        ("oracle", "update_ticket"),
+        ("event", "customer_comment"),
+        ("oracle", "get_ticket"),
+        ("oracle", "update_ticket"),
+    ]
+    assert record.diff_summary == {
+        "tickets_comments": {"added": 1, "removed": 0, "changed": 0},
+        "tickets_tickets": {"added": 0, "removed": 0, "changed": 1},
+    }
+
+
+async def test_two_oracle_runs_end_in_the_same_state_and_noop_gets_no_success() -> None:
+    cache = SeedCache()
+    task = ticket_task()
+    first = await run_episode(task, OraclePolicy(), cache=cache)
+    second = await run_episode(task, OraclePolicy(), cache=cache, trial=1)
+    noop = await run_episode(task, NoopPolicy(), cache=cache)
+    assert first.final_hash == second.final_hash
+    assert first.initial_hash == noop.initial_hash
+    assert noop.verdict is not None
+    assert (noop.status, noop.verdict.success) == ("completed", False)
+    assert [(c.id, c.passed) for c in noop.verdict.checks] == [
+        ("urgent", False),
+        ("moved", False),
+        ("comment-kept", True),
+    ]
+    assert noop.verdict.score == pytest.approx(1 / 3)
+
+
+async def test_a_failing_reference_step_makes_an_error_record_not_a_crash() -> None:
+    task = ticket_task()
+    broken = task.model_copy(
+        update={
+            "turns": [
+                task.turns[0].model_copy(update={"solution": [task.turns[0].solution[1]]}),
+                task.turns[1],
+            ]
+        }
+    )
+    record = await run_episode(broken, OraclePolicy())
+    assert record.status == "error"
+    assert record.error == (
+        "turns[0].solution[0] (tickets_update_ticket): cannot resolve a $ref: \"no earlier step with id 'found'\""
+    )
+    assert record.verdict is not None and record.verdict.success is False
+
+
+async def test_the_tool_call_limit_truncates_the_turn() -> None:
+    record = await run_episode(ticket_task(limits={"max_tool_calls_per_turn": 1}), OraclePolicy())
+    assert record.status == "error"
+    assert record.error == (
+        "turns[0].solution[1] (tickets_update_ticket): the limit of 1 tool calls per turn is reached"
+    )
+
+
+def test_seed_errors_name_the_failing_part() -> None:
+    task = ticket_task(seed={"operations": [{"service": "tickets", "operation": "add_ticket", "params": {}}]})
+    with pytest.raises(
+        SeedError,
+        match=r"seed.operations\[0\] \(tickets.add_ticket\): invalid parameters for tickets.add_ticket: title: Field required; queue: Field required; requester: Field required",
+    ):
+        seed_workspace(task)
+    with pytest.raises(SeedError, match=r"seed.rows: no table 'mail_messages'"):
+        seed_workspace(ticket_task(seed={"rows": {"mail_messages": [{"id": 1}]}}))
+    with pytest.raises(
+        SeedError, match=r"seed.operations\[0\]: service 'files' is not in the task's services"
+    ):
+        seed_workspace(
+            ticket_task(seed={"operations": [{"service": "files", "operation": "add_file", "params": {}}]})
+        )
+
+
+def test_resolve_refs_walks_keys_and_indexes() -> None:
+    results = {"s": {"items": [{"id": 7}, {"id": 9}]}}
+    assert resolve_refs({"a": {"$ref": "s.items.1.id"}, "b": [{"$ref": "s.items.0"}], "c": 3}, results) == {
+        "a": 9,
+        "b": [{"id": 7}],
+        "c": 3,
+    }
+    with pytest.raises(KeyError, match="no earlier step with id 'x'"):
+        resolve_refs({"$ref": "x.y"}, results)
