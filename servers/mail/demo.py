@@ -1,0 +1,306 @@
+"""Mail part of the demo workspace: 200 messages in the Support Lead's mailbox.
+
+Threads of customer requests, colleagues' questions, invoices, meeting requests, mail the
+user started, and newsletters as distractors, spread over the six weeks before the clock
+start; older threads are read and mostly archived, recent ones partly unread. A few
+messages carry attachments pointing at files the files demo created.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from faker import Faker
+
+from coworkenv.state import Workspace, format_time
+
+from .demo_text import (
+    ATTACHMENT_HINTS,
+    CLOSERS,
+    CUSTOMER_ANSWERS,
+    CUSTOMER_SUBJECTS,
+    INTERNAL_ANSWERS,
+    INTERNAL_SUBJECTS,
+    MEETING_TOPICS,
+    NEWSLETTERS,
+    OUTBOUND_SUBJECTS,
+    USER_ANSWERS,
+)
+from .schema import Folder
+from .store import files_enabled
+from .world import AddMessage, add_message
+
+if TYPE_CHECKING:
+    from ..demo import DemoCompany, DemoPerson
+
+MESSAGE_COUNT = 200
+DAYS_BACK = 42
+
+
+@dataclass
+class _Mail:
+    sender: str
+    to: list[str]
+    subject: str
+    body: str
+    at: datetime
+    cc: list[str] = field(default_factory=list)
+    attachments: list[str] = field(default_factory=list)
+    forward: bool = False
+
+
+@dataclass
+class _Thread:
+    kind: str
+    mails: list[_Mail]
+    labels: list[str] = field(default_factory=list)
+
+
+class _Writer:
+    """Builds the threads of the demo mailbox from one random generator and one faker."""
+
+    def __init__(self, company: DemoCompany, rng: random.Random, fake: Faker, files: list[str]) -> None:
+        self.company, self.rng, self.fake, self.files = company, rng, fake, files
+        self.user = company.user
+        self.colleagues = [p for p in company.staff if p.email != self.user.email]
+        self.finance = company.team_members("Finance")
+
+    def first(self, person: DemoPerson) -> str:
+        return person.name.split()[0]
+
+    def later(self, at: datetime, low: float, high: float) -> datetime:
+        return at + timedelta(hours=self.rng.uniform(low, high))
+
+    def start_time(self) -> datetime:
+        day = self.company.start - timedelta(days=self.rng.randint(1, DAYS_BACK))
+        return day.replace(hour=self.rng.randint(7, 17), minute=self.rng.randrange(60), second=0)
+
+    def letter(self, to: DemoPerson, text: str, sender: DemoPerson) -> str:
+        return f"Hi {self.first(to)},\n\n{text} {self.rng.choice(CLOSERS)}\n\nBest regards,\n{sender.name}"
+
+    def attachment(self) -> list[str]:
+        if not self.files:
+            return []
+        hinted = [f for f in self.files if any(h in f.lower() for h in ATTACHMENT_HINTS)]
+        return [self.rng.choice(hinted or self.files)]
+
+    def to_user(self, sender: DemoPerson, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
+        return _Mail(
+            sender.email, [self.user.email], subject, self.letter(self.user, text, sender), at, **extra
+        )
+
+    def from_user(self, to: DemoPerson, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
+        return _Mail(self.user.email, [to.email], subject, self.letter(to, text, self.user), at, **extra)
+
+    def customer(self) -> _Thread:
+        person = self.rng.choice(self.company.contacts)
+        subject, text = self.rng.choice(CUSTOMER_SUBJECTS)
+        values = {"order": f"#{self.rng.randint(10000, 99999)}", "n": f"2026-{self.rng.randint(1, 400):04d}"}
+        subject = subject.format(**values)
+        at = self.start_time()
+        mails = [self.to_user(person, subject, text.format(**values), at)]
+        if self.rng.random() < 0.7:
+            helper = self.rng.choice(self.company.team_members("Support")[1:])
+            cc = [helper.email] if self.rng.random() < 0.4 else []
+            at = self.later(at, 0.5, 20)
+            mails.append(self.from_user(person, "Re: " + subject, self.rng.choice(USER_ANSWERS), at, cc=cc))
+            if self.rng.random() < 0.5:
+                at = self.later(at, 1, 30)
+                mails.append(self.to_user(person, "Re: " + subject, self.rng.choice(CUSTOMER_ANSWERS), at))
+        return _Thread(
+            "customer", mails, ["customers"] + (["urgent"] if subject.startswith("Urgent") else [])
+        )
+
+    def internal(self) -> _Thread:
+        person = self.rng.choice(self.colleagues)
+        subject, text = self.rng.choice(INTERNAL_SUBJECTS)
+        at = self.start_time()
+        mails = [self.to_user(person, subject, text, at)]
+        if self.rng.random() < 0.6:
+            at = self.later(at, 0.2, 8)
+            mails.append(self.from_user(person, "Re: " + subject, self.rng.choice(INTERNAL_ANSWERS), at))
+        return _Thread("internal", mails, ["follow-up"] if self.rng.random() < 0.2 else [])
+
+    def invoice(self) -> _Thread:
+        vendor = self.rng.choice(self.company.contacts)
+        number = f"INV-2026-{self.rng.randint(1, 400):04d}"
+        amount = f"{self.rng.randint(800, 24000):,}.00 EUR"
+        text = f"Please find attached invoice {number} for {amount}, due in 30 days."
+        subject = f"Invoice {number} from {vendor.company}"
+        at = self.start_time()
+        mails = [self.to_user(vendor, subject, text, at, attachments=self.attachment())]
+        if self.finance and self.rng.random() < 0.4:
+            accountant = self.rng.choice(self.finance)
+            at = self.later(at, 0.5, 6)
+            note = f"Hi {self.first(accountant)}, forwarding this invoice for processing."
+            forward = _Mail(self.user.email, [accountant.email], f"Fwd: {subject}", note, at, forward=True)
+            forward.attachments = mails[0].attachments
+            mails.append(forward)
+        return _Thread("invoice", mails, ["invoices"])
+
+    def meeting(self) -> _Thread:
+        person = self.rng.choice(self.colleagues)
+        topic = self.rng.choice(MEETING_TOPICS)
+        others = [p.email for p in self.rng.sample(self.colleagues, 2) if p.email != person.email]
+        slot = f"{self.rng.choice(['Monday', 'Tuesday', 'Wednesday', 'Thursday'])} at {self.rng.randint(9, 16)}:00"
+        text = f"Could we meet about {topic} on {slot}? Thirty minutes should be enough."
+        at = self.start_time()
+        mails = [self.to_user(person, f"Meeting request: {topic}", text, at, cc=others)]
+        if self.rng.random() < 0.7:
+            at = self.later(at, 0.3, 6)
+            answer = f"{slot} works for me."
+            mails.append(self.from_user(person, f"Re: Meeting request: {topic}", answer, at, cc=others))
+        return _Thread("meeting", mails, ["meetings"])
+
+    def newsletter(self) -> _Thread:
+        sender, subject = self.rng.choice(NEWSLETTERS)
+        subject = subject.format(n=self.rng.randint(10, 99), catch=self.fake.catch_phrase())
+        paragraphs = [self.fake.paragraph(nb_sentences=4) for _ in range(3)]
+        body = "\n\n".join([*paragraphs, "Unsubscribe: reply STOP."])
+        mail = _Mail(sender, [self.user.email], subject, body, self.start_time())
+        return _Thread("newsletter", [mail], ["newsletters"] if self.rng.random() < 0.5 else [])
+
+    def started_by_user(self) -> _Thread:
+        person = self.rng.choice(self.colleagues)
+        subject = self.rng.choice(OUTBOUND_SUBJECTS)
+        at = self.start_time()
+        text = "Sharing this ahead of our next sync; the details are below."
+        files = self.attachment() if self.rng.random() < 0.3 else []
+        mails = [self.from_user(person, subject, text, at, attachments=files)]
+        if self.rng.random() < 0.5:
+            at = self.later(at, 1, 24)
+            mails.append(self.to_user(person, "Re: " + subject, self.rng.choice(INTERNAL_ANSWERS), at))
+        return _Thread("started_by_user", mails)
+
+    def thread(self) -> _Thread:
+        kinds = [
+            self.customer,
+            self.internal,
+            self.invoice,
+            self.meeting,
+            self.newsletter,
+            self.started_by_user,
+        ]
+        return self.rng.choices(kinds, weights=[35, 18, 12, 13, 14, 8])[0]()
+
+
+DRAFT_COUNT = 4
+DRAFT_OPENINGS = [
+    "Thanks for your patience. I am still checking with our warehouse and will",
+    "Quick update: engineering reproduced the issue and",
+    "Sorry for the slow reply. Regarding your question,",
+]
+
+
+@dataclass
+class _Planned:
+    """One message to insert: where it goes, and which planned message it answers or forwards."""
+
+    mail: _Mail
+    thread: int
+    position: int
+    folder: Folder
+    is_read: bool
+    is_flagged: bool = False
+    labels: list[str] = field(default_factory=list)
+    parent: int | None = None
+
+
+def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
+    """Fill the user's mailbox with 200 messages (threads and a few drafts), inserted in
+    time order so that message ids follow arrival."""
+    files: list[str] = []
+    if files_enabled(ws):
+        files = [
+            r[0] for r in ws.conn.execute("SELECT path FROM files_nodes WHERE kind = 'file' ORDER BY path")
+        ]
+    writer = _Writer(company, rng, company.faker("mail"), files)
+    plan = _plan_threads(writer, rng)
+    plan += _plan_drafts(writer, plan, rng)
+    ids: dict[int, int] = {}
+    threads: dict[int, int] = {}
+    for index in sorted(range(len(plan)), key=lambda i: (plan[i].mail.at, plan[i].thread, plan[i].position)):
+        item, mail = plan[index], plan[index].mail
+        parent = ids[item.parent] if item.parent is not None else None
+        result = add_message(
+            ws,
+            AddMessage(
+                owner=company.user.email,
+                from_addr=mail.sender,
+                folder=item.folder,
+                to=mail.to,
+                cc=mail.cc,
+                subject=mail.subject,
+                body=mail.body,
+                sent_at=format_time(mail.at),
+                is_read=item.is_read,
+                is_flagged=item.is_flagged,
+                in_reply_to=None if mail.forward else parent,
+                forwarded_from=parent if mail.forward else None,
+                thread_id=threads.get(item.thread),
+                labels=item.labels,
+                attachments=mail.attachments,
+            ),
+        )
+        ids[index] = result["id"]
+        threads.setdefault(item.thread, result["thread_id"])
+
+
+def _plan_threads(writer: _Writer, rng: random.Random) -> list[_Planned]:
+    """Threads until there are 200 messages less the drafts: folders, read state, flags, labels."""
+    start, owner = writer.company.start, writer.user.email
+    plan: list[_Planned] = []
+    thread_number = 0
+    while len(plan) < MESSAGE_COUNT - DRAFT_COUNT:
+        thread = writer.thread()
+        mails = [m for m in thread.mails if m.at < start - timedelta(minutes=5)]
+        archived = (
+            thread.kind != "newsletter" and start - mails[-1].at > timedelta(days=14) and rng.random() < 0.6
+        )
+        trashed = thread.kind == "newsletter" and rng.random() < 0.35
+        for position, mail in enumerate(mails[: MESSAGE_COUNT - DRAFT_COUNT - len(plan)]):
+            mine = mail.sender == owner
+            folder: Folder
+            if mine:
+                folder, is_read = ("archive" if archived else "sent"), True
+            else:
+                folder = "trash" if trashed else "archive" if archived else "inbox"
+                recent = start - mail.at < timedelta(days=4)
+                is_read = rng.random() < (0.35 if thread.kind == "newsletter" else 0.45 if recent else 0.97)
+            flagged = not mine and thread.kind in ("customer", "invoice") and rng.random() < 0.15
+            parent = len(plan) - 1 if position else None
+            labels = [] if mine else thread.labels
+            plan.append(_Planned(mail, thread_number, position, folder, is_read, flagged, labels, parent))
+        thread_number += 1
+    return plan
+
+
+def _plan_drafts(writer: _Writer, plan: list[_Planned], rng: random.Random) -> list[_Planned]:
+    """Replies the user started to customers still waiting in the inbox, and one new message."""
+    start, owner = writer.company.start, writer.user.email
+    waiting = [
+        i
+        for i, item in enumerate(plan)
+        if item.folder == "inbox"
+        and "customers" in item.labels
+        and item.mail.sender != owner
+        and (i + 1 == len(plan) or plan[i + 1].thread != item.thread)
+    ]
+    drafts = []
+    for index in sorted(rng.sample(waiting, min(DRAFT_COUNT - 1, len(waiting)))):
+        parent = plan[index]
+        at = parent.mail.at + (start - parent.mail.at) * rng.uniform(0.3, 0.9)
+        subject = "Re: " + parent.mail.subject.removeprefix("Re: ")
+        body = f"Hello,\n\n{rng.choice(DRAFT_OPENINGS)}"
+        mail = _Mail(owner, [parent.mail.sender], subject, body, at)
+        drafts.append(_Planned(mail, parent.thread, parent.position + 1, "drafts", True, parent=index))
+    for _ in range(DRAFT_COUNT - len(drafts)):
+        person = rng.choice(writer.colleagues)
+        body = f"Hi {writer.first(person)},\n\nDraft agenda: queue health, the SLA review, and"
+        at = start - timedelta(minutes=rng.randint(10, 600))
+        mail = _Mail(owner, [person.email], "Notes for the support all-hands", body, at)
+        drafts.append(_Planned(mail, -1 - len(drafts), 0, "drafts", True))
+    return drafts
