@@ -163,7 +163,9 @@ class WorldOperations:
         try:
             model = op.params.model_validate(params)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or '(all)'}: {e['msg']}" for e in exc.errors()
+            )
             raise ValueError(f"invalid parameters for {self.service}.{name}: {problems}") from None
         with workspace.transaction():
             return op.fn(workspace, model)
@@ -282,9 +284,10 @@ class WorkspaceServer(MCPServer[Any]):
         ws.conn.execute("SAVEPOINT tool_call")
         try:
             result = await super().call_tool(name, arguments, context)
-        except BaseException as exc:
+        except BaseException as raised:
             ws.conn.execute("ROLLBACK TO tool_call")
             ws.conn.execute("RELEASE tool_call")
+            exc = _readable(raised, tool_name)
             if isinstance(exc, Exception):
                 ws.audit.record(
                     time=call_time,
@@ -296,6 +299,8 @@ class WorkspaceServer(MCPServer[Any]):
                     error=str(exc),
                     latency_ms=(time.perf_counter() - started) * 1000,
                 )
+            if exc is not raised:
+                raise exc from None
             raise
         ws.conn.execute("RELEASE tool_call")
         if not read_only:
@@ -311,6 +316,25 @@ class WorkspaceServer(MCPServer[Any]):
             latency_ms=(time.perf_counter() - started) * 1000,
         )
         return result
+
+
+def _readable(exc: BaseException, tool: str) -> BaseException:
+    """Invalid arguments become one short message that says what to fix (the SDK's text
+    is pydantic's multi-line report with documentation links)."""
+    cause = exc.__cause__
+    if not (isinstance(exc, ToolError) and isinstance(cause, ValidationError)):
+        return exc
+    problems = []
+    for error in cause.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        text = f"{where}: {error['msg']}"
+        if error["type"] != "missing":
+            given = repr(error.get("input"))
+            text += f" (got {given[:60] + '...' if len(given) > 60 else given})"
+        problems.append(text)
+    return ToolError(
+        f"Error executing tool {tool}: invalid arguments. {'; '.join(problems)}. Fix these arguments and call again."
+    )
 
 
 def _result_payload(result: Any) -> Any:
