@@ -35,7 +35,7 @@ async def scripted_session(seed: int = 0, say: Callable[[str], None] = print) ->
             result = await client.call_tool(tool, arguments)
             say(f"\n> {tool} {_short(arguments, 160)}")
             if result.is_error:
-                say("  error: " + result.content[0].text)
+                say("  error: " + " ".join(getattr(c, "text", "") for c in result.content))
                 return None
             say("  " + _short(result.structured_content))
             return result.structured_content

@@ -1,0 +1,581 @@
+"""The process that runs sandboxed code: limits, isolation, an audit hook, then the code.
+
+`coworkenv.verifiers.sandbox` starts this file as `python -I -S -B -X utf8 _sandbox_child.py`
+with the scratch directory as its working directory and a JSON job on stdin. It answers with
+one line on its real stdout: `RESULT_MARKER` followed by a JSON object (status, value, error,
+stdout). In isolated mode only the standard library is importable, so this file uses nothing
+else, and the parent imports only `RESULT_MARKER` from it.
+
+Order matters: the read-only databases are opened first (the hook refuses new connections),
+then the OS-level isolation and the resource limits are applied, and only then is the audit
+hook installed (hooks cannot be removed) and the code run.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import pathlib
+import posix
+import resource
+import signal
+import sqlite3
+import sys
+from collections.abc import Callable
+from typing import Any
+
+RESULT_MARKER = "\x1ecoworkenv-sandbox-result\x1e"
+CODE_FILENAME = "<sandbox>"
+
+# Files the code writes in its scratch directory are capped too (RLIMIT_FSIZE).
+MAX_FILE_BYTES = 10 * 1024 * 1024
+NOBODY = 65534
+
+# Imports that only ever serve to start processes or reach native code. Sockets are guarded
+# at creation instead (the `socket.*` events), because `email.utils` imports `socket`.
+BLOCKED_IMPORTS = frozenset(
+    {
+        "ctypes",
+        "_ctypes",
+        "subprocess",
+        "_posixsubprocess",
+        "multiprocessing",
+        "_multiprocessing",
+        "_posixshmem",
+        "_xxsubinterpreters",
+        "_xxinterpchannels",
+        # Already loaded; importing them again would restore the functions removed below.
+        "posix",
+        "_signal",
+    }
+)
+
+# Events that are refused outright, with what they would have done.
+BLOCKED_EVENTS = {
+    "os.system": "running shell commands",
+    "os.exec": "running programs",
+    "os.posix_spawn": "starting processes",
+    "os.spawn": "starting processes",
+    "os.fork": "starting processes",
+    "os.forkpty": "starting processes",
+    "os.startfile": "starting processes",
+    "subprocess.Popen": "starting processes",
+    "pty.spawn": "starting processes",
+    "webbrowser.open": "starting processes",
+    "os.kill": "sending signals",
+    "os.killpg": "sending signals",
+    "signal.pthread_kill": "sending signals",
+    "os.symlink": "creating links",
+    "os.link": "creating links",
+    "os.chdir": "changing the working directory",
+    "sqlite3.connect": "opening new database connections",
+    "sqlite3.enable_load_extension": "loading SQLite extensions",
+    "sqlite3.load_extension": "loading SQLite extensions",
+    "resource.setrlimit": "changing resource limits",
+    "resource.prlimit": "changing resource limits",
+    "sys.settrace": "tracing",
+    "sys.setprofile": "profiling",
+    "gc.get_objects": "walking the garbage collector",
+    "gc.get_referrers": "walking the garbage collector",
+    "gc.get_referents": "walking the garbage collector",
+    "code.__new__": "building code objects",
+    "marshal.load": "loading marshalled code",
+    "cpython.PyInterpreterState_New": "creating subinterpreters",
+    "urllib.Request": "network access",
+}
+BLOCKED_PREFIXES = (
+    ("socket.", "network access"),
+    ("ctypes.", "native calls"),
+    ("syslog.", "writing to syslog"),
+)
+
+# For each event that names paths: (argument index, index of its dir_fd argument or None, mode).
+# "w" paths must lie inside the scratch directory; "r" paths inside it or the standard library.
+PATH_EVENTS: dict[str, tuple[tuple[int, int | None, str], ...]] = {
+    "os.remove": ((0, 1, "w"),),
+    "os.rmdir": ((0, 1, "w"),),
+    "os.mkdir": ((0, 2, "w"),),
+    "os.rename": ((0, 2, "w"), (1, 3, "w")),
+    "os.chmod": ((0, 2, "w"),),
+    "os.chown": ((0, 3, "w"),),
+    "os.truncate": ((0, None, "w"),),
+    "os.utime": ((0, 3, "w"),),
+    "os.setxattr": ((0, None, "w"),),
+    "os.removexattr": ((0, None, "w"),),
+    "os.listdir": ((0, None, "r"),),
+    "os.scandir": ((0, None, "r"),),
+    "os.getxattr": ((0, None, "r"),),
+    "os.listxattr": ((0, None, "r"),),
+    "shutil.copyfile": ((0, None, "r"), (1, None, "w")),
+    "shutil.copymode": ((0, None, "r"), (1, None, "w")),
+    "shutil.copystat": ((0, None, "r"), (1, None, "w")),
+    "shutil.copytree": ((0, None, "r"), (1, None, "w")),
+    "shutil.move": ((0, None, "w"), (1, None, "w")),
+    "shutil.chown": ((0, None, "w"),),
+    "shutil.rmtree": ((0, 1, "w"),),
+    "shutil.make_archive": ((0, None, "w"), (2, None, "r")),
+    "shutil.unpack_archive": ((0, None, "r"), (1, None, "w")),
+}
+TIMEZONE_DIRS = ("/usr/share/zoneinfo", "/usr/lib/zoneinfo", "/usr/share/lib/zoneinfo", "/etc/zoneinfo")
+
+
+class SandboxViolation(PermissionError):
+    """Raised by the audit hook when the code attempts something the sandbox forbids."""
+
+
+class ReturnValueError(Exception):
+    """The function returned something that cannot travel back as JSON."""
+
+
+class CpuTimeExceeded(BaseException):
+    """Raised from the SIGXCPU handler; a BaseException so `except Exception` cannot swallow it."""
+
+
+class OutputCapture:
+    """A text stream that keeps the first `limit` bytes written to it and drops the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._limit = limit
+        self.truncated = False
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        data = text.encode("utf-8", "replace")
+        room = self._limit - self._size
+        if len(data) > room:
+            self.truncated = True
+            data = data[: max(room, 0)]
+        self._parts.append(data)
+        self._size += len(data)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def getvalue(self) -> str:
+        text = b"".join(self._parts).decode("utf-8", "ignore")
+        return text + "\n[output truncated]" if self.truncated else text
+
+
+def make_guard(scratch: str, read_roots: tuple[str, ...], violations: list[str]) -> Callable[..., None]:
+    """Build the audit hook, which raises SandboxViolation for whatever the sandbox forbids.
+
+    The code can rebind module globals and builtins at will, so the hook never looks a global
+    name up: everything it uses is a local of this function, captured in its closure, which
+    the code cannot reach (the hook is referenced only by the interpreter, and walking the
+    garbage collector is refused). Tables are private copies for the same reason.
+    """
+    _str, _bytes, _int, _type, _len, _repr, _any = str, bytes, int, type, len, repr, any
+    _oserror, _violation = OSError, SandboxViolation
+    _readlink, _stat, _open, _read, _close = posix.readlink, posix.stat, posix.open, posix.read, posix.close
+    _path_types = (pathlib.PosixPath, pathlib.PurePosixPath)
+    _fspath = pathlib.PurePath.__fspath__
+    blocked_events = dict(BLOCKED_EVENTS)
+    blocked_prefixes = BLOCKED_PREFIXES
+    blocked_imports = BLOCKED_IMPORTS
+    path_events = dict(PATH_EVENTS)
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+    read_only = os.O_RDONLY | os.O_CLOEXEC
+    scratch_roots = (scratch,)
+    readable = (scratch, *read_roots)
+    last_pyc = [b""]  # the bytes of the last .pyc read from the stdlib, see "marshal.loads"
+    busy = [False]
+
+    def resolve(path: Any, dir_fd: Any) -> str | None:
+        """The absolute path an event's argument names, or None when it cannot be told safely."""
+        kind = _type(path)
+        if kind is _int:
+            # A descriptor: ask the kernel where it points (works for the fd of any open file).
+            try:
+                target = _readlink("/proc/self/fd/" + _str(path))
+            except _oserror:
+                return None
+            return target if target.startswith("/") else None
+        if kind is _bytes:
+            path = path.decode("utf-8", "surrogateescape")
+        elif kind in _path_types and _type(path).__fspath__ is _fspath:
+            # open() and the os functions hand the hook the path they already converted; only
+            # shutil's events pass the caller's objects, and pathlib paths are common there.
+            path = _fspath(path)
+        elif kind is not _str:
+            # Any other os.PathLike could answer differently when the operation itself asks.
+            return None
+        if _type(path) is not _str or "\x00" in path:
+            return None
+        if not path.startswith("/"):
+            base: str | None
+            if dir_fd is None or dir_fd == -1:
+                base = scratch  # the working directory, which the code cannot change
+            else:
+                base = resolve(dir_fd, None)
+                if base is None:
+                    return None
+            path = base + "/" + path
+        parts = []
+        for part in path.split("/"):
+            if part == "..":
+                return None  # refused rather than resolved: ".." through a symlink goes elsewhere
+            if part and part != ".":
+                parts.append(part)
+        return "/" + "/".join(parts)
+
+    def inside(path: str | None, roots: tuple[str, ...]) -> bool:
+        """Whether `path` is one of `roots` or lies below one."""
+        if path is None:
+            return False
+        return _any(path == root or path.startswith(root + "/") for root in roots)
+
+    def remember_pyc(path: str) -> None:
+        """Keep the bytes of a stdlib .pyc being imported, to recognise its unmarshalling."""
+        busy[0] = True  # our own open raises an event too
+        try:
+            fd = _open(path, read_only)
+            try:
+                last_pyc[0] = _read(fd, 1 << 26)
+            finally:
+                _close(fd)
+        except _oserror:
+            last_pyc[0] = b""
+        finally:
+            busy[0] = False
+
+    def check_open(path: Any, mode: Any, flags: int) -> str | None:
+        """Why this open is refused, or None."""
+        if _type(path) is _int:
+            return None  # wraps a descriptor that was itself opened through this check
+        resolved = resolve(path, None)
+        writing = (flags & write_flags) != 0
+        if _type(mode) is _str:
+            for char in mode:
+                writing = writing or char in "wax+"
+        # os.open (mode None) can open directories, and a directory descriptor given as dir_fd
+        # to a later os.open escapes every path check (its event omits dir_fd): scratch only.
+        scratch_only = writing or mode is None
+        if resolved is not None and inside(resolved, scratch_roots if scratch_only else readable):
+            in_scratch = inside(resolved, scratch_roots)
+            try:
+                kind = _stat(resolved).st_mode & 0o170000
+            except _oserror:
+                kind = 0
+            if not (in_scratch and kind in (0o020000, 0o060000)):  # no device nodes
+                if not in_scratch and not writing and resolved.endswith(".pyc"):
+                    remember_pyc(resolved)
+                return None
+        if writing:
+            rule = "writing is only allowed inside the scratch directory"
+        elif mode is None:
+            rule = "os.open is only allowed inside the scratch directory"
+        else:
+            rule = "reading is only allowed inside the scratch directory or the stdlib"
+        shown = _repr(resolved) if resolved is not None else "a path with '..' or of an unsupported type"
+        return f"sandbox blocked open({shown}, {_repr(mode)}): {rule}"
+
+    def check_paths(event: str, args: tuple[Any, ...]) -> str | None:
+        """Why this file-system event is refused, or None."""
+        for index, fd_index, access in path_events[event]:
+            if index >= _len(args) or args[index] is None:
+                continue
+            dir_fd = args[fd_index] if fd_index is not None and fd_index < _len(args) else None
+            resolved = resolve(args[index], dir_fd)
+            if not inside(resolved, scratch_roots if access == "w" else readable):
+                shown = (
+                    _repr(resolved) if resolved is not None else "a path with '..' or of an unsupported type"
+                )
+                where = "the scratch directory" if access == "w" else "the scratch directory or the stdlib"
+                return f"sandbox blocked {event}({shown}): only paths inside {where} are allowed"
+        return None
+
+    def guard(event: str, args: tuple[Any, ...]) -> None:
+        if busy[0]:
+            return
+        message = None
+        reason = blocked_events.get(event)
+        for prefix, prefix_reason in blocked_prefixes:
+            if reason is None and event.startswith(prefix):
+                reason = prefix_reason
+        if reason is not None:
+            message = f"sandbox blocked {event}: {reason} is not allowed"
+        elif event == "import":
+            name = args[0] if _type(args[0]) is _str else ""
+            if name.partition(".")[0] in blocked_imports:
+                message = f"sandbox blocked import of module {_repr(name)}"
+        elif event == "marshal.loads":
+            # Imports unmarshal the .pyc they just read from the stdlib; anything else could be
+            # hand-made bytecode, a classic way out of an audit hook.
+            if not (_len(args[0]) and args[0] == last_pyc[0][16:]):
+                message = "sandbox blocked marshal.loads: loading marshalled code is not allowed"
+        elif event == "open":
+            message = check_open(args[0], args[1], args[2])
+        elif event in path_events:
+            message = check_paths(event, args)
+        if message is not None:
+            violations.append(message)
+            raise _violation(message)
+
+    return guard
+
+
+def isolate_as_root(scratch: str) -> None:
+    """Enter new network and mount namespaces; make every mount read-only except the scratch.
+
+    Only root can do this. Each step is best effort: where the kernel or the container refuses,
+    the audit hook remains the guard. ctypes is loaded for the system calls and unloaded again
+    before the hook goes in (every ctypes call is refused by the hook afterwards).
+    """
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    libc.syscall.restype = ctypes.c_long
+    clone_newnet, clone_newns = 0x40000000, 0x00020000
+    ms_bind, ms_rec, ms_private = 0x1000, 0x4000, 0x40000
+    sys_mount_setattr, at_fdcwd, at_recursive = 442, -100, 0x8000
+    attr_rdonly, attr_nosuid, attr_nodev = 0x1, 0x2, 0x4
+
+    def mount_setattr(path: bytes, flags: int, attr_set: int, attr_clr: int) -> bool:
+        attr = (ctypes.c_uint64 * 4)(attr_set, attr_clr, 0, 0)
+        result = libc.syscall(
+            ctypes.c_long(sys_mount_setattr),
+            ctypes.c_int(at_fdcwd),
+            ctypes.c_char_p(path),
+            ctypes.c_uint(flags),
+            ctypes.byref(attr),
+            ctypes.c_size_t(ctypes.sizeof(attr)),
+        )
+        return result == 0
+
+    root, scratch_b = b"/", os.fsencode(scratch)
+    libc.unshare(clone_newnet)
+    # Private propagation first, so nothing below reaches the host's mount namespace.
+    if (
+        libc.unshare(clone_newns) == 0
+        and libc.mount(None, root, None, ms_rec | ms_private, None) == 0
+        and libc.mount(scratch_b, scratch_b, None, ms_bind, None) == 0
+        and mount_setattr(root, at_recursive, attr_rdonly | attr_nosuid | attr_nodev, 0)
+    ):
+        mount_setattr(scratch_b, 0, 0, attr_rdonly)
+        os.chdir(scratch)  # the old working directory still refers to the read-only mount
+    for name in [name for name in sys.modules if name.partition(".")[0] in ("ctypes", "_ctypes")]:
+        del sys.modules[name]
+
+
+def drop_root(scratch: str) -> None:
+    """Give up root: become nobody when it can still read the stdlib, else drop capabilities."""
+    if stdlib_readable_by_others():
+        for directory, _subdirs, _files in os.walk(scratch):
+            os.chown(directory, NOBODY, NOBODY)
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+        return
+    # Still uid 0 (an interpreter under /root, say), but without capabilities: no remounting,
+    # no namespaces, no raw devices, no overriding file permissions.
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs = 38
+    libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2: all empty
+    libc.capset(ctypes.byref(header), ctypes.byref(data))
+    for name in [name for name in sys.modules if name.partition(".")[0] in ("ctypes", "_ctypes")]:
+        del sys.modules[name]
+
+
+def stdlib_readable_by_others() -> bool:
+    """Whether every directory on sys.path (and each parent) is readable by any user."""
+    for entry in sys.path:
+        if not os.path.isdir(entry):
+            continue
+        path = os.path.realpath(entry)
+        if os.stat(path).st_mode & 0o005 != 0o005:
+            return False
+        while path != "/":
+            path = os.path.dirname(path)
+            if not os.stat(path).st_mode & 0o001:
+                return False
+    return True
+
+
+def set_limits(limits: dict[str, Any]) -> None:
+    """Apply the CPU, memory, file-size, process and core-dump limits to this process."""
+    cpu = max(1, -int(-limits["cpu_seconds"] // 1))  # RLIMIT_CPU counts whole seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    memory = limits["memory_mb"] * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # No new processes or threads (root is exempt from this limit; the hook still blocks forks).
+    resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+
+
+def deny_attach(action: int, *_args: Any) -> int:
+    """SQLite authorizer: ATTACH could open (even create) any database file on the system."""
+    return (
+        sqlite3.SQLITE_DENY if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH) else sqlite3.SQLITE_OK
+    )
+
+
+def open_databases(names: list[str]) -> dict[str, sqlite3.Connection]:
+    """Open each `<name>.db` in the working directory read-only, with ATTACH refused."""
+    connections = {}
+    for name in names:
+        connection = sqlite3.connect(f"file:{name}.db?mode=ro", uri=True)
+        connection.set_authorizer(deny_attach)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        connections[name] = connection
+    return connections
+
+
+def remove_unaudited_functions() -> None:
+    """Delete functions that act on other processes without raising an audit event."""
+    import _signal
+
+    for module in (os, posix):
+        for name in ("pidfd_open", "mknod"):
+            if hasattr(module, name):
+                delattr(module, name)
+    if hasattr(_signal, "pidfd_send_signal"):
+        del _signal.pidfd_send_signal
+
+
+def read_roots() -> tuple[str, ...]:
+    """Where the code may read besides its scratch directory: the stdlib and time zone data."""
+    roots = [os.path.realpath(entry) for entry in sys.path if os.path.isdir(entry)]
+    roots += [path for path in TIMEZONE_DIRS if os.path.isdir(path)]
+    return tuple(dict.fromkeys(roots))
+
+
+def describe(error: BaseException) -> str:
+    """`Type: message`, plus the line of the sandboxed code where it was raised."""
+    if isinstance(error, SyntaxError) and error.filename == CODE_FILENAME:
+        return f"{type(error).__name__}: {error.msg} (line {error.lineno})"
+    line = None
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code.co_filename == CODE_FILENAME:
+            line = traceback.tb_lineno
+        traceback = traceback.tb_next
+    text = f"{type(error).__name__}: {error}"
+    return f"{text} (line {line})" if line is not None else text
+
+
+def run(job: dict[str, Any], scratch: str) -> dict[str, Any]:
+    """Set everything up, run the code, and return the report (never raises)."""
+    limits = job["limits"]
+    try:
+        connections = open_databases(job["databases"])
+    except sqlite3.Error as failure:
+        return {"status": "error", "error": f"could not open the databases: {describe(failure)}"}
+    as_root = os.geteuid() == 0 and sys.platform == "linux"  # the isolation below is Linux's
+    if as_root:
+        isolate_as_root(scratch)
+    set_limits(limits)
+    if as_root:
+        drop_root(scratch)
+    remove_unaudited_functions()
+    try:
+        code = compile(job["code"], CODE_FILENAME, "exec")
+    except (SyntaxError, ValueError) as failure:
+        return {"status": "error", "error": describe(failure)}
+    kwargs = {**connections, **job["payload"]}
+    capture = OutputCapture(limits["max_output_bytes"])
+    violations: list[str] = []
+    cpu_exceeded: list[bool] = []
+
+    def on_sigxcpu(_signum: int, _frame: Any) -> None:
+        # Raise once: the kernel repeats SIGXCPU every second until the hard limit kills us,
+        # and a second raise could land while the report is being written.
+        if not cpu_exceeded:
+            cpu_exceeded.append(True)
+            raise CpuTimeExceeded
+
+    signal.signal(signal.SIGXCPU, on_sigxcpu)
+    reserve = bytearray(1 << 20)  # freed after a MemoryError, so the report can still be written
+    sys.stdout = capture
+    sys.addaudithook(make_guard(scratch, read_roots(), violations))
+    try:
+        status, value, error = call(code, job["function"], kwargs, limits["max_output_bytes"])
+    except CpuTimeExceeded:  # raised while an exception of the code was being handled
+        status, value, error = "timeout", None, None
+    finally:
+        # Ignored from now on: the hard limit (one second later) still ends a runaway report.
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        sys.stdout = sys.__stdout__
+        del reserve
+    if cpu_exceeded:
+        status, value = "timeout", None
+        error = f"CPU time limit of {limits['cpu_seconds']:g}s exceeded"
+    elif status == "memory":
+        error = f"MemoryError: memory limit of {limits['memory_mb']} MB exceeded"
+    elif violations:
+        status, value, error = "forbidden", None, f"PermissionError: {violations[0]}"
+    return {"status": status, "value_json": value, "error": error, "stdout": capture.getvalue()}
+
+
+def call(code: Any, name: str, kwargs: dict[str, Any], limit: int) -> tuple[str, str | None, str | None]:
+    """Run the module code, call the function, encode its value: (status, value JSON, error).
+
+    Everything the code left behind (its globals, the frames of a traceback) is released when
+    this returns, which is what lets a report follow a MemoryError.
+    """
+    namespace: dict[str, Any] = {"__name__": "__sandbox__", "__builtins__": builtins}
+    try:
+        exec(code, namespace)
+        function = namespace.get(name)
+        if not callable(function):
+            raise NameError(f"the code defines no function named {name!r}")
+        return "ok", encode(function(**kwargs), limit), None
+    except CpuTimeExceeded:
+        return "timeout", None, None
+    except MemoryError:
+        return "memory", None, None
+    except ReturnValueError as caught:
+        return "error", None, f"{type(caught).__name__}: {caught}"
+    except BaseException as caught:
+        return "error", None, describe(caught)
+
+
+def encode(value: Any, limit: int) -> str:
+    """The return value as JSON text, or ReturnValueError saying why it cannot be."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as error:
+        raise ReturnValueError(f"the return value is not JSON-serializable: {error}") from None
+    if len(text) > limit:
+        raise ReturnValueError(f"the return value is {len(text)} bytes of JSON, over the {limit}-byte limit")
+    return text
+
+
+def emit(fd: int, report: dict[str, Any]) -> None:
+    """Write the report as one marked line: the value goes through as the JSON it already is."""
+    value_json = report.pop("value_json", None) or "null"
+    report.setdefault("stdout", "")
+    head = json.dumps(report, ensure_ascii=True)
+    line = f'{RESULT_MARKER}{head[:-1]}, "value": {value_json}}}\n'.encode()
+    view = memoryview(line)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.buffer.read())
+    scratch = os.getcwd()
+    result_fd = os.dup(1)
+    # Stray writes to descriptor 1 (sys.__stdout__, C code) join stderr, which the parent only
+    # keeps the tail of, so they cannot be mistaken for the report.
+    os.dup2(2, 1)
+    emit(result_fd, run(job, scratch))
+    # Skip interpreter shutdown: no atexit handler or finalizer of the code runs after the report.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

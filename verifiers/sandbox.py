@@ -1,0 +1,383 @@
+"""Run untrusted Python (checks and scripts an LLM wrote) in a limited, isolated subprocess.
+
+`run_sandboxed(code, "check", databases={"final": ...})` executes `code` in a fresh
+interpreter, calls `check(final=<read-only sqlite3 connection>, **payload)`, and returns a
+`SandboxResult`: the JSON-decoded return value, or a status saying why there is none. Bad
+code never raises here; it is reported as data. What is enforced, and what is not, is in
+docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import keyword
+import logging
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio.to_thread
+from pydantic import BaseModel, Field
+
+from coworkenv.verifiers._sandbox_child import RESULT_MARKER
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "PYTHON",
+    "SandboxLimits",
+    "SandboxResult",
+    "run_sandboxed",
+    "run_sandboxed_async",
+]
+
+logger = logging.getLogger(__name__)
+
+# The interpreter that runs the code. The child needs only the standard library of a CPython
+# >= 3.11; a deployment may point this at a system Python that any user can read.
+PYTHON = sys.executable
+CHILD_SCRIPT = str(Path(__file__).with_name("_sandbox_child.py"))
+STDERR_TAIL_BYTES = 64 * 1024
+
+
+class SandboxLimits(BaseModel, frozen=True):
+    """Resource limits for one sandboxed run."""
+
+    cpu_seconds: float = Field(default=2.0, gt=0)  # RLIMIT_CPU, rounded up to whole seconds
+    wall_seconds: float = Field(default=10.0, gt=0)  # then the parent kills the process group
+    memory_mb: int = Field(default=512, gt=0)  # RLIMIT_AS: the child's whole address space
+    max_output_bytes: int = Field(default=1_000_000, gt=0)  # captured prints, and the JSON result
+
+
+DEFAULT_LIMITS = SandboxLimits()
+
+
+class SandboxResult(BaseModel):
+    """What came of one sandboxed run."""
+
+    status: Literal["ok", "error", "timeout", "memory", "forbidden"]
+    value: Any = None  # the JSON-decoded return value when status == "ok"
+    error: str | None = None  # one line otherwise: "Type: message", or the blocked operation
+    stdout: str = ""  # what the code printed (truncated to max_output_bytes)
+    duration_ms: float
+
+
+def run_sandboxed(
+    code: str,
+    function: str,
+    *,
+    files: dict[str, bytes] | None = None,
+    databases: dict[str, bytes] | None = None,
+    payload: Any = None,
+    limits: SandboxLimits = DEFAULT_LIMITS,
+) -> SandboxResult:
+    """Run `function` from `code` in a sandboxed subprocess and report what happened.
+
+    `files` are written read-only into a fresh scratch directory (names relative to it);
+    each of `databases` (raw SQLite bytes, e.g. `conn.serialize()`) becomes `<name>.db`
+    there and reaches the function as a read-only `sqlite3.Connection` keyword argument of
+    that name. `payload` is a dict of further keyword arguments (JSON values). The scratch
+    directory is the working directory, the one place the code may write, and it is deleted
+    afterwards. Never raises for anything the code does; raises TypeError for a payload that
+    is not a dict of JSON values (a caller's bug).
+    """
+    started = time.monotonic()
+    kwargs = _payload(payload)
+    problem = _check_names(function, files or {}, databases or {}, kwargs)
+    if problem is not None:
+        return SandboxResult(status="error", error=problem, duration_ms=_ms_since(started))
+    scratch = os.path.realpath(tempfile.mkdtemp(prefix="coworkenv-sandbox-"))
+    try:
+        try:
+            _fill_scratch(scratch, files or {}, databases or {})
+        except OSError as error:  # e.g. both "a" and "a/b" among the files
+            message = f"ValueError: could not write the files: {error}"
+            return SandboxResult(status="error", error=message, duration_ms=_ms_since(started))
+        job = {
+            "code": code,
+            "function": function,
+            "databases": sorted(databases or {}),
+            "payload": kwargs,
+            "limits": limits.model_dump(),
+        }
+        return _execute(json.dumps(job).encode(), scratch, limits, started)
+    finally:
+        _remove_scratch(scratch)
+
+
+async def run_sandboxed_async(
+    code: str,
+    function: str,
+    *,
+    files: dict[str, bytes] | None = None,
+    databases: dict[str, bytes] | None = None,
+    payload: Any = None,
+    limits: SandboxLimits = DEFAULT_LIMITS,
+) -> SandboxResult:
+    """`run_sandboxed` in a worker thread, so the event loop keeps running meanwhile."""
+    call = functools.partial(
+        run_sandboxed, code, function, files=files, databases=databases, payload=payload, limits=limits
+    )
+    return await anyio.to_thread.run_sync(call)
+
+
+def _payload(payload: Any) -> dict[str, Any]:
+    if payload is None:
+        return {}
+    if not isinstance(payload, dict) or not all(isinstance(key, str) for key in payload):
+        raise TypeError(f"payload must be a dict with str keys, not {type(payload).__name__}")
+    json.dumps(payload)  # raises TypeError for a value JSON cannot carry
+    return payload
+
+
+def _check_names(
+    function: str, files: dict[str, bytes], databases: dict[str, bytes], payload: dict[str, Any]
+) -> str | None:
+    """Why this job cannot run (names come from task files, so they are checked), or None."""
+    if not function.isidentifier() or keyword.iskeyword(function):
+        return f"ValueError: function name {function!r} is not a Python identifier"
+    for name in databases:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            return f"ValueError: database name {name!r} is not a Python identifier"
+        if name in payload:
+            return f"ValueError: {name!r} is both a database and a payload argument"
+    reserved = {f"{name}.db" for name in databases}
+    for name in files:
+        parts = name.split("/")
+        if not name or name.startswith("/") or "\x00" in name or any(p in ("", ".", "..") for p in parts):
+            return f"ValueError: file name {name!r} must be a plain relative path"
+        if name in reserved:
+            return f"ValueError: file {name!r} would overwrite a database"
+    return None
+
+
+def _fill_scratch(scratch: str, files: dict[str, bytes], databases: dict[str, bytes]) -> None:
+    """Write the files and databases into the scratch directory, read-only."""
+    entries = dict(files)
+    for name, data in databases.items():
+        entries[f"{name}.db"] = _rollback_journal(data)
+    for name, data in entries.items():
+        path = os.path.join(scratch, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        os.chmod(path, 0o444)
+
+
+def _rollback_journal(data: bytes) -> bytes:
+    """A serialized WAL database would need a -shm file beside it to open read-only: mark it
+    rollback-journal instead (bytes 18-19 of the header), which is exact for a serialized image."""
+    if data[:16] == b"SQLite format 3\x00" and data[18:20] == b"\x02\x02":
+        return data[:18] + b"\x01\x01" + data[20:]
+    return data
+
+
+def _execute(job: bytes, scratch: str, limits: SandboxLimits, started: float) -> SandboxResult:
+    """Start the child, feed it the job, collect its report, and map every ending to a result."""
+    deadline = time.monotonic() + limits.wall_seconds
+    # The report: the value (at most max_output_bytes of JSON) and the prints (at most as many
+    # bytes of UTF-8, up to six times longer once escaped), plus slack.
+    stdout_cap = 7 * limits.max_output_bytes + 65536
+    proc = subprocess.Popen(
+        [PYTHON, "-I", "-S", "-B", "-X", "utf8", CHILD_SCRIPT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=scratch,
+        env={"TMPDIR": scratch, "HOME": scratch},
+        start_new_session=True,
+    )
+    cpu_used: float | None = None
+    try:
+        stdout, stderr, ended = _exchange(proc, job, deadline, stdout_cap)
+    finally:
+        # The group id is the child's pid, reserved until it is reaped: kill the group first.
+        _kill_group(proc)
+        if proc.returncode is None:
+            cpu_used = _reap(proc)
+    duration = _ms_since(started)
+    if ended == "wall":
+        message = f"wall-clock time limit of {limits.wall_seconds:g}s exceeded"
+        return SandboxResult(status="timeout", error=message, duration_ms=duration)
+    if ended == "overflow":
+        message = f"ValueError: the sandbox wrote more than {stdout_cap} bytes of output"
+        return SandboxResult(status="error", error=message, duration_ms=duration)
+    report = _parse_report(stdout)
+    if report is not None:
+        return SandboxResult(**report, duration_ms=duration)
+    return _without_report(proc.returncode, cpu_used, stderr, limits, duration)
+
+
+def _exchange(
+    proc: subprocess.Popen[bytes], job: bytes, deadline: float, stdout_cap: int
+) -> tuple[bytes, bytes, str]:
+    """Write the job, read both outputs until the child exits; 'exit', 'wall' or 'overflow'."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    stdout, stderr = bytearray(), bytearray()
+    pending = memoryview(job)
+    exit_fd = _pidfd(proc.pid)
+    with selectors.DefaultSelector() as selector:
+        os.set_blocking(proc.stdin.fileno(), False)
+        selector.register(proc.stdin, selectors.EVENT_WRITE)
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        selector.register(proc.stderr, selectors.EVENT_READ)
+        if exit_fd is not None:
+            selector.register(exit_fd, selectors.EVENT_READ)
+        exited = exit_fd is None  # without a pidfd, the end of both outputs stands for the exit
+        try:
+            while not exited or any(
+                f in selector.get_map() for f in (proc.stdout.fileno(), proc.stderr.fileno())
+            ):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return bytes(stdout), bytes(stderr), "wall"
+                for key, _events in selector.select(remaining):
+                    if key.fileobj is proc.stdin:
+                        try:
+                            pending = pending[os.write(proc.stdin.fileno(), pending[:65536]) :]
+                        except BrokenPipeError:
+                            pending = pending[:0]
+                        if not pending:
+                            selector.unregister(proc.stdin)
+                            proc.stdin.close()
+                    elif key.fileobj == exit_fd:
+                        selector.unregister(exit_fd)
+                        exited = True
+                    else:
+                        chunk = os.read(key.fd, 65536)
+                        if not chunk:
+                            selector.unregister(key.fileobj)
+                        elif key.fileobj is proc.stdout:
+                            stdout += chunk
+                            if len(stdout) > stdout_cap:
+                                return bytes(stdout), bytes(stderr), "overflow"
+                        else:
+                            stderr += chunk
+                            del stderr[:-STDERR_TAIL_BYTES]
+            if exit_fd is None:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            return bytes(stdout), bytes(stderr), "wall"
+        finally:
+            if exit_fd is not None:
+                os.close(exit_fd)
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                pipe.close()
+    return bytes(stdout), bytes(stderr), "exit"
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that turns readable when the process exits (Linux >= 5.3), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if proc.returncode is not None:
+        return  # reaped already: its group id may belong to someone else by now
+    # Raw kills: Popen.kill() would poll, and so reap the child before wait4 reads its CPU time.
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> float | None:
+    """Wait for the child and return the CPU seconds it used (None where wait4 is missing)."""
+    if not hasattr(os, "wait4"):
+        proc.wait()
+        return None
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _parse_report(stdout: bytes) -> dict[str, Any] | None:
+    """The last marked line the child wrote, checked field by field; None if there is none."""
+    marker = RESULT_MARKER.encode()
+    start = stdout.rfind(marker)
+    if start < 0:
+        return None
+    line = stdout[start + len(marker) :].split(b"\n", 1)[0]
+    try:
+        report = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(report, dict) or report.get("status") not in (
+        "ok",
+        "error",
+        "timeout",
+        "memory",
+        "forbidden",
+    ):
+        return None
+    error, printed = report.get("error"), report.get("stdout", "")
+    if not (error is None or isinstance(error, str)) or not isinstance(printed, str):
+        return None
+    value = report.get("value") if report["status"] == "ok" else None
+    return {"status": report["status"], "value": value, "error": error, "stdout": printed}
+
+
+def _without_report(
+    returncode: int | None, cpu_used: float | None, stderr: bytes, limits: SandboxLimits, duration: float
+) -> SandboxResult:
+    """Name the cause when the child ended without a report: a limit, or a crash."""
+    cpu_limit = max(1, -int(-limits.cpu_seconds // 1))
+    text = stderr.decode("utf-8", "replace")
+    if returncode == -signal.SIGXCPU or (
+        returncode == -signal.SIGKILL and cpu_used is not None and cpu_used >= cpu_limit
+    ):
+        message = f"CPU time limit of {limits.cpu_seconds:g}s exceeded"
+        return SandboxResult(status="timeout", error=message, duration_ms=duration)
+    if "MemoryError" in text or "Cannot allocate memory" in text or "out of memory" in text:
+        message = f"MemoryError: memory limit of {limits.memory_mb} MB exceeded"
+        return SandboxResult(status="memory", error=message, duration_ms=duration)
+    if returncode is not None and returncode < 0:
+        how = f"was killed by {_signal_name(-returncode)}"
+    else:
+        how = f"exited with code {returncode}"
+    last_line = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+    detail = f": {last_line.strip()}" if last_line else ""
+    message = f"RuntimeError: the sandbox process {how} without a result{detail}"
+    return SandboxResult(status="error", error=message, duration_ms=duration)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _remove_scratch(scratch: str) -> None:
+    """Delete the scratch directory, whatever permissions the code left on it."""
+    try:
+        _make_writable(scratch)
+        shutil.rmtree(scratch)
+    except OSError as error:
+        # Only root-run code can make this fail (e.g. an immutable file); report, don't mask.
+        logger.warning("could not remove sandbox scratch directory %s: %s", scratch, error)
+
+
+def _make_writable(path: str) -> None:
+    os.chmod(path, 0o700)
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                _make_writable(entry.path)
+            elif not entry.is_symlink():
+                os.chmod(entry.path, 0o600)
+
+
+def _ms_since(started: float) -> float:
+    return (time.monotonic() - started) * 1000
