@@ -24,6 +24,8 @@ from pydantic import BaseModel, ValidationError
 
 from coworkenv.state import ServiceSchema, Workspace
 
+from .faults import FaultInjector
+
 __all__ = [
     "ServiceSpec",
     "ToolError",
@@ -248,6 +250,8 @@ class WorkspaceServer(MCPServer[Any]):
             log_level="WARNING",
         )
         self.workspace = workspace
+        #: Optional seeded fault injection (see `servers.faults`); None injects nothing.
+        self.faults: FaultInjector | None = None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -280,6 +284,21 @@ class WorkspaceServer(MCPServer[Any]):
             )
             raise ToolError(error)
         service, tool_name, read_only = self._tool_info[name]
+        fault = self.faults.draw(service, tool_name) if self.faults is not None else None
+        if fault is not None and fault.kind == "latency":
+            ws.clock.advance(seconds=self.faults.plan.latency_seconds if self.faults else 0)
+        elif fault is not None:
+            ws.audit.record(
+                time=ws.clock.now_text(),
+                actor=ws.actor,
+                service=service,
+                tool=tool_name,
+                arguments=arguments,
+                result=None,
+                error=fault.message,
+                latency_ms=(time.perf_counter() - started) * 1000,
+            )
+            raise ToolError(f"Error executing tool {name}: {fault.message}")
         call_time = ws.clock.now_text()
         ws.conn.execute("SAVEPOINT tool_call")
         try:

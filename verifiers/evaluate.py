@@ -95,7 +95,8 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
             return _same(actual, check.value), f"{check.column} is {actual!r}, expected {check.value!r}"
         needle = check.text if check.case_sensitive else check.text.casefold()
         for row in found:
-            hay = str(row[check.column] or "")
+            value = row[check.column]
+            hay = "" if value is None else str(value)
             if needle in (hay if check.case_sensitive else hay.casefold()):
                 return True, f"{check.column} contains {check.text!r}"
         return (
@@ -140,19 +141,16 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
 
 
 def run_read_only_query(conn: sqlite3.Connection, query: str) -> Any:
-    """Run a SELECT under an authorizer that denies every write; one cell comes back as a scalar."""
+    """Run a SELECT with the connection in query-only mode; one cell comes back as a scalar."""
     if not query.lstrip().lower().startswith(("select", "with")):
         raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
-    allowed = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
-
-    def authorizer(action: int, *_: Any) -> int:
-        return sqlite3.SQLITE_OK if action in allowed else sqlite3.SQLITE_DENY
-
-    conn.set_authorizer(authorizer)
+    # query_only makes SQLite refuse every write, including one hidden in a WITH clause,
+    # while reads of full-text tables and table-valued functions keep working.
+    conn.execute("PRAGMA query_only = ON")
     try:
         rows = conn.execute(query).fetchall()
     finally:
-        conn.set_authorizer(None)
+        conn.execute("PRAGMA query_only = OFF")
     if len(rows) == 1 and len(rows[0]) == 1:
         return rows[0][0]
     return [list(r) for r in rows]
@@ -168,7 +166,7 @@ def _normal(value: Any) -> Any:
     if isinstance(value, str):
         return value.strip().casefold()
     if isinstance(value, list):
-        return sorted((_normal(v) for v in value), key=repr)
+        return sorted((_normal(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
     if isinstance(value, dict):
         return {k: _normal(v) for k, v in value.items()}
     return value

@@ -7,10 +7,13 @@ import sqlite3
 
 from coworkenv.checks import (
     BoundedDiff,
+    CallOrder,
     Check,
     FieldContains,
     FieldEquals,
     Forbid,
+    NeverCall,
+    NoDeletion,
     PythonCheck,
     SqlEquals,
     ToolCalled,
@@ -36,6 +39,15 @@ def check_problems(task: Task, workspace: Workspace, tool_names: set[str]) -> li
             _check_one(check, tables, tool_names, workspace.conn)
         except CheckSpecError as exc:
             problems.append(f"check {check.id!r}: {exc}")
+    for rule in task.safety:
+        try:
+            if isinstance(rule, NeverCall) and rule.tool not in tool_names:
+                raise CheckSpecError(f"no tool named {rule.tool!r} (use bare names such as 'send_message')")
+            if isinstance(rule, NoDeletion):
+                for name in rule.tables:
+                    _table(tables, name)
+        except CheckSpecError as exc:
+            problems.append(f"rule {rule.id!r}: {exc}")
     return problems
 
 
@@ -62,13 +74,30 @@ def _check_one(check: Check, tables: dict[str, set[str]], tools: set[str], conn:
             validate_where(allowed.where, _table(tables, allowed.table), allowed.table)
     if isinstance(check, ToolCalled | ToolNotCalled) and check.tool not in tools:
         raise CheckSpecError(f"no tool named {check.tool!r} (use bare names such as 'send_message')")
+    if isinstance(check, CallOrder):
+        for tool in check.tools:
+            if tool not in tools:
+                raise CheckSpecError(f"no tool named {tool!r} (use bare names such as 'send_message')")
     if isinstance(check, SqlEquals):
         if not check.query.lstrip().lower().startswith(("select", "with")):
             raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
+        writes: list[str] = []
+
+        def spy(action: int, table: str | None, *_: object) -> int:
+            is_write = action in (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE)
+            if is_write and table and not table.startswith("sqlite_"):
+                writes.append(table)
+            return sqlite3.SQLITE_OK
+
+        conn.set_authorizer(spy)
         try:
             conn.execute("EXPLAIN " + check.query)
         except sqlite3.Error as exc:
             raise CheckSpecError(f"the query does not compile: {exc}") from None
+        finally:
+            conn.set_authorizer(None)
+        if writes:
+            raise CheckSpecError("an sql check must only read: it writes (INSERT, UPDATE or DELETE)")
     if isinstance(check, PythonCheck):
         try:
             tree = ast.parse(check.code)
