@@ -1,0 +1,263 @@
+"""Calendar part of the demo workspace: 80 events over the weeks around the clock start.
+
+Weekly team meetings and 1:1s as series, an all-hands, customer calls with external
+contacts and internal one-offs, with some invitations declined, tentative or unanswered
+and a few cancellations. Every event is placed inside its organizer's working hours
+(09:00-17:00 on a weekday, in their own time zone), where possible when every participant
+is free and at a sensible local hour.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from coworkenv.state import Workspace
+
+from .events import load_event
+from .schema import Response, Status
+from .times import Occurrence, Weekly, occurrence_start, occurrences, to_utc
+from .world import AddEvent, AttendeeSpec, CancelEventByOrganizer, add_event, cancel_event_by_organizer
+
+if TYPE_CHECKING:
+    from ..demo import DemoCompany, DemoPerson
+
+RESPONSE_WEIGHTS: dict[Response, int] = {"accepted": 70, "needs_action": 12, "tentative": 10, "declined": 8}
+OFFICES = {
+    "Europe/London": "London office, Thames room",
+    "Europe/Berlin": "Berlin office, Spree room",
+    "America/New_York": "New York office, Hudson room",
+    "America/Los_Angeles": "Los Angeles office, Pacific room",
+    "Asia/Singapore": "Singapore office, Marina room",
+}
+CUSTOMER_CALLS = [
+    # (title, organizer title, internal attendee titles, contact titles, minutes)
+    ("{company}: renewal discussion", "Account Executive", ["Sales Engineer"], ["Procurement Manager"], 45),
+    ("{company}: support escalation", "Support Lead", ["Support Specialist", "SRE"], ["Operations Lead"], 30),
+    ("{company}: quarterly business review", "Head of Sales", ["Account Executive", "Support Lead"],
+     ["Procurement Manager", "Operations Lead"], 60),
+    ("{company}: onboarding check-in", "Support Specialist", [], ["Operations Lead"], 30),
+    ("{company}: product demo", "Sales Engineer", ["Account Executive"], ["Procurement Manager"], 45),
+]  # fmt: skip
+INTERNAL_MEETINGS = [
+    # (title, organizer title or "me" or "anyone", attendee titles (or "anyone"), minutes, how many)
+    ("Escalation sync: Support x Engineering", "me",
+     ["Engineering Manager", "Senior Engineer", "SRE", "Support Specialist"], 30, 3),
+    ("Ticket backlog review", "me",
+     ["Support Specialist", "Support Specialist", "Support Specialist"], 45, 2),
+    ("Support process retro", "me",
+     ["Support Specialist", "Support Specialist", "Engineering Manager"], 45, 1),
+    ("Customer health review", "me", ["Head of Sales", "Account Executive"], 30, 2),
+    ("Interview: {name} (Support Specialist)", "me", ["Support Specialist"], 45, 2),
+    ("Focus time", "me", [], 90, 1),
+    ("Knowledge base cleanup", "Support Specialist", ["Support Specialist", "Support Lead"], 30, 2),
+    ("Incident postmortem: {topic}", "SRE",
+     ["Engineering Manager", "Software Engineer", "Support Lead"], 60, 2),
+    ("Sprint planning", "Engineering Manager",
+     ["Senior Engineer", "Software Engineer", "Software Engineer", "SRE"], 60, 2),
+    ("Design review: {topic}", "Senior Engineer",
+     ["Software Engineer", "Software Engineer", "Sales Engineer"], 45, 3),
+    ("Release readiness", "Engineering Manager", ["SRE", "Support Lead", "Sales Engineer"], 30, 2),
+    ("Interview: {name} (Software Engineer)", "Engineering Manager",
+     ["Senior Engineer", "Software Engineer"], 60, 2),
+    ("Pipeline review", "Head of Sales", ["Account Executive", "Account Executive", "COO"], 45, 2),
+    ("Deal desk: {company}", "Account Executive", ["Finance Director", "Head of Sales"], 30, 2),
+    ("Budget review Q2", "Finance Director", ["CEO", "COO", "Support Lead"], 60, 1),
+    ("Budget review Q2: Engineering", "Finance Director", ["COO", "Engineering Manager"], 45, 1),
+    ("Invoice run", "Accountant", ["Finance Director"], 30, 2),
+    ("Office planning", "Office Manager", ["COO", "Finance Director"], 30, 1),
+    ("Board prep", "CEO", ["COO", "Finance Director"], 60, 1),
+    ("Quarterly OKR check-in", "COO",
+     ["Engineering Manager", "Head of Sales", "Support Lead", "Finance Director"], 45, 1),
+    ("Lunch & learn: {topic}", "anyone", ["anyone"] * 5, 60, 2),
+    ("Security training", "SRE", ["anyone"] * 6, 45, 1),
+    ("Focus time", "anyone", [], 120, 3),
+    ("Coffee chat", "anyone", ["anyone"], 30, 2),
+]  # fmt: skip
+
+
+@dataclass
+class Plan:
+    organizer: DemoPerson
+    title: str
+    attendees: list[DemoPerson]
+    minutes: int
+    days: list[date]
+    description: str = ""
+    rule: Weekly | None = None
+    start: datetime | None = None
+    responses: dict[str, Response] = field(default_factory=dict)
+    status: Status = "confirmed"
+
+
+class Planner:
+    """Places events where their participants are free and awake, deterministically."""
+
+    def __init__(
+        self, rng: random.Random, people: tuple[DemoPerson, ...], first_day: date, weeks: int
+    ) -> None:
+        self.rng = rng
+        begin = datetime.combine(first_day, time(0), tzinfo=UTC)
+        self.horizon = (begin, begin + weeks * timedelta(days=7))
+        self.busy: dict[str, list[tuple[datetime, datetime]]] = {p.email: [] for p in people}
+
+    def place(self, plan: Plan) -> None:
+        tz = ZoneInfo(plan.organizer.time_zone)
+        duration = timedelta(minutes=plan.minutes)
+        candidates = []
+        for day in plan.days:
+            local = datetime.combine(day, time(9))
+            while local + duration <= datetime.combine(day, time(17)):
+                candidates.append(to_utc(local, tz))
+                local += timedelta(minutes=30)
+        self.rng.shuffle(candidates)
+        people = [plan.organizer, *plan.attendees]
+        plan.start = min(
+            candidates, key=lambda s: (self._clashes(people, s, duration, plan.rule), -_awake(people, s))
+        )
+        for occ in self._occurrences(plan.start, duration, tz, plan.rule):
+            for person in people:
+                self.busy[person.email].append((occ.start, occ.end))
+
+    def _occurrences(
+        self, start: datetime, duration: timedelta, tz: ZoneInfo, rule: Weekly | None
+    ) -> list[Occurrence]:
+        return occurrences(start, start + duration, tz, rule, *self.horizon)
+
+    def _clashes(
+        self, people: list[DemoPerson], start: datetime, duration: timedelta, rule: Weekly | None
+    ) -> int:
+        tz = ZoneInfo(people[0].time_zone)
+        return sum(
+            1
+            for occ in self._occurrences(start, duration, tz, rule)
+            for person in people
+            for begin, end in self.busy[person.email]
+            if begin < occ.end and end > occ.start
+        )
+
+
+def _awake(people: list[DemoPerson], start: datetime) -> int:
+    """How many people this start finds between 08:00 and 18:00 on their own clock."""
+    return sum(1 for p in people if time(8) <= start.astimezone(ZoneInfo(p.time_zone)).time() < time(18))
+
+
+def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
+    """Plan 80 events over the week before, the week of and the week after `company.start`,
+    then store them on their organizers' calendars."""
+    fake = company.faker("calendar")
+    monday = company.start.date() - timedelta(days=company.start.weekday())
+    first_day = monday - timedelta(days=7)
+    weekdays = [
+        first_day + timedelta(days=i) for i in range(21) if (first_day + timedelta(days=i)).weekday() < 5
+    ]
+    staff = company.staff
+    by_title = {p.title: [q for q in staff if q.title == p.title] for p in staff}
+    by_email = {p.email: p for p in company.people}
+    user = company.user
+    plans: list[Plan] = []
+
+    # Weekly team meetings, open-ended; leadership meets with every team lead.
+    leads = [company.team_members(t)[0] for t in company.teams]
+    for team in company.teams:
+        lead, *members = company.team_members(team)
+        if team == "Leadership":
+            members = [*members, *[p for p in leads if p is not lead]]
+        plans.append(
+            Plan(lead, f"{team} weekly", members, 60 if team == "Leadership" else 45, weekdays[:5],
+                 f"Weekly {team} meeting: updates, blockers and priorities.", Weekly())
+        )  # fmt: skip
+    # Weekly 1:1s of every manager with each report, ending by count, by date or never.
+    for i, report in enumerate(p for p in staff if p.manager_email):
+        manager = by_email[report.manager_email or ""]
+        rule = [Weekly(count=6), Weekly(until=first_day + timedelta(days=55)), Weekly()][i % 3]
+        title = f"1:1 {manager.name.split()[0]} / {report.name.split()[0]}"
+        plans.append(Plan(manager, title, [report], 30, weekdays[:5], "Weekly check-in.", rule))
+    # The monthly all-hands, on the Thursday of the current week.
+    ceo = next(p for p in staff if p.manager_email is None)
+    plans.append(
+        Plan(ceo, f"{company.name} all-hands ({company.start:%B})", [p for p in staff if p is not ceo], 60,
+             [monday + timedelta(days=3)], "Company update, Q&A. Questions in advance to the CEO.")
+    )  # fmt: skip
+    # Customer calls: three per customer company and two more.
+    companies = list(dict.fromkeys(p.company for p in company.contacts))
+    picks = [(c, t) for c in companies for t in (0, 1, 2 + companies.index(c) % 3)]
+    picks += [(rng.choice(companies), rng.randrange(len(CUSTOMER_CALLS))) for _ in range(2)]
+    for name, template in picks:
+        title, organizer_title, internal_titles, contact_titles, minutes = CUSTOMER_CALLS[template]
+        organizer = rng.choice(by_title[organizer_title])
+        contacts = [p for p in company.contacts if p.company == name and p.title in contact_titles]
+        internal = [rng.choice([p for p in by_title[t] if p is not organizer]) for t in internal_titles]
+        plans.append(
+            Plan(organizer, title.format(company=name), internal + contacts, minutes, rng.sample(weekdays, 3),
+                 f"Call with {name}. {fake.sentence(nb_words=10)}")
+        )  # fmt: skip
+    # Internal one-off meetings.
+    for title, organizer_title, attendee_titles, minutes, count in INTERNAL_MEETINGS:
+        for _ in range(count):
+            organizer = (
+                user if organizer_title == "me" else rng.choice(by_title.get(organizer_title) or staff)
+            )
+            attendees: list[DemoPerson] = []
+            for t in attendee_titles:
+                pool = [p for p in (by_title.get(t) or staff) if p is not organizer and p not in attendees]
+                if pool:
+                    attendees.append(rng.choice(pool))
+            text = title.format(topic=fake.catch_phrase(), name=fake.name(), company=rng.choice(companies))
+            plans.append(
+                Plan(organizer, text, attendees, minutes, rng.sample(weekdays, 2), fake.sentence(nb_words=12))
+            )
+
+    planner = Planner(rng, company.people, first_day, weeks=3)
+    names, weights = list(RESPONSE_WEIGHTS), list(RESPONSE_WEIGHTS.values())
+    for plan in plans:
+        planner.place(plan)
+        plan.responses = {p.email: rng.choices(names, weights)[0] for p in plan.attendees}
+
+    # The user has invitations to answer, one declined, one tentative; two one-offs are cancelled.
+    upcoming = [p for p in plans if p.rule is None and p.start and p.start > company.start]
+    invited = [p for p in upcoming if user in p.attendees]
+    answers: list[Response] = ["needs_action", "declined", "tentative", "needs_action"]
+    answered = rng.sample(invited, min(len(answers), len(invited)))
+    for plan, answer in zip(answered, answers, strict=False):
+        plan.responses[user.email] = answer
+    rest = [p for p in invited if p not in answered] or [p for p in upcoming if p.organizer is user]
+    others = [p for p in upcoming if p.attendees and user is not p.organizer and user not in p.attendees]
+    for choices in ([p for p in rest if len(p.attendees) <= 4] or rest, others):
+        if choices:
+            rng.choice(choices).status = "cancelled"
+
+    ids = [_store(ws, plan) for plan in plans]
+    # Next week's occurrence of the user's first 1:1 with a report is off.
+    one_on_one = next(
+        i for i, p in enumerate(plans) if p.organizer is user and p.rule and len(p.attendees) == 1
+    )
+    series = load_event(ws, ids[one_on_one])
+    next_week = occurrence_start(series.start, series.tz, 2)
+    cancel_event_by_organizer(ws, CancelEventByOrganizer(event_id=series.id, occurrence_start=next_week))
+
+
+def _store(ws: Workspace, plan: Plan) -> int:
+    if plan.start is None:
+        raise RuntimeError(f"{plan.title!r} was never placed")
+    zones = {p.time_zone for p in [plan.organizer, *plan.attendees]}
+    internal = all(p.internal for p in plan.attendees)
+    rule = plan.rule
+    params = AddEvent(
+        organizer_email=plan.organizer.email,
+        title=plan.title,
+        start=plan.start,
+        end=plan.start + timedelta(minutes=plan.minutes),
+        time_zone=plan.organizer.time_zone,
+        location=OFFICES[plan.organizer.time_zone] if internal and len(zones) == 1 else "Zoom",
+        description=plan.description,
+        attendees=[AttendeeSpec(email=p.email, response=plan.responses[p.email]) for p in plan.attendees],
+        status=plan.status,
+        recurrence="weekly" if rule else "none",
+        recurrence_count=rule.count if rule else None,
+        recurrence_until=rule.until if rule else None,
+    )
+    return int(add_event(ws, params)["id"])
