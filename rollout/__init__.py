@@ -1,7 +1,9 @@
 """Rollouts: episodes of a policy on a task, through the real MCP servers."""
 
-from .policies import POLICIES, NoopPolicy, OraclePolicy, Policy, PolicyError, resolve_refs
+from .openai_agent import EndpointError, OpenAIAgent
+from .policies import POLICIES, NoisyPolicy, NoopPolicy, OraclePolicy, Policy, PolicyError, resolve_refs
 from .record import EpisodeRecord, Timings
+from .records_io import append_record, read_records
 from .runner import apply_event, run_episode, system_prompt
 from .seeding import SeedCache, SeedError, seed_workspace
 from .session import AgentSession, ToolLimitReached, ToolOutcome
@@ -9,8 +11,11 @@ from .session import AgentSession, ToolLimitReached, ToolOutcome
 __all__ = [
     "POLICIES",
     "AgentSession",
+    "EndpointError",
     "EpisodeRecord",
+    "NoisyPolicy",
     "NoopPolicy",
+    "OpenAIAgent",
     "OraclePolicy",
     "Policy",
     "PolicyError",
@@ -19,7 +24,9 @@ __all__ = [
     "Timings",
     "ToolLimitReached",
     "ToolOutcome",
+    "append_record",
     "apply_event",
+    "read_records",
     "resolve_refs",
     "run_episode",
     "seed_workspace",

@@ -43,6 +43,10 @@ class EpisodeRecord(BaseModel):
     final_hash: str | None = None
     diff_summary: dict[str, dict[str, int]] = Field(default_factory=dict)
     timings: Timings = Field(default_factory=Timings)
+    agent_stats: dict[str, int] = Field(
+        default_factory=dict,
+        description="malformed_arguments, unknown_tool, tool_errors, endpoint_retries, ...",
+    )
     capabilities: list[str] = Field(default_factory=list)
     services: list[str] = Field(default_factory=list)
 

@@ -10,6 +10,7 @@ import anyio
 from mcp import Client
 
 from coworkenv.servers import build_workspace_server, get_service
+from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Workspace
 from coworkenv.task import Event, Task
 from coworkenv.verifiers import CheckResult, judge_episode, judge_turn
@@ -45,9 +46,18 @@ def apply_event(workspace: Workspace, event: Event) -> None:
 
 
 async def run_episode(
-    task: Task, policy: Policy, *, trial: int = 0, seed: int = 0, cache: SeedCache | None = None
+    task: Task,
+    policy: Policy,
+    *,
+    trial: int = 0,
+    seed: int = 0,
+    cache: SeedCache | None = None,
+    faults: FaultPlan | None = None,
 ) -> EpisodeRecord:
-    """Run one episode and return its record (status completed, truncated or error)."""
+    """Run one episode and return its record (status completed, truncated or error).
+
+    With `faults`, tool calls meet seeded injected errors (see `servers.faults`); the
+    stream of faults depends on (plan seed, task id, trial)."""
     started = time.perf_counter()
     timings = Timings()
     cache = cache or SeedCache()
@@ -64,9 +74,12 @@ async def run_episode(
     session: AgentSession | None = None
     try:
         with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
-            async with Client(build_workspace_server(ws)) as client:
+            server = build_workspace_server(ws)
+            if faults is not None:
+                server.faults = FaultInjector(faults, stream=f"{task.id}:{trial}")
+            async with Client(server) as client:
                 tools = (await client.list_tools()).tools
-                session = AgentSession(client, tools, messages)
+                session = AgentSession(client, tools, messages, trial=trial)
                 for i, turn in enumerate(task.turns):
                     turn_started = time.perf_counter()
                     for event in turn.events:
@@ -118,6 +131,7 @@ async def run_episode(
         final_hash=ws.content_hash(),
         diff_summary=initial.diff(ws).summary(),
         timings=timings,
+        agent_stats=dict(session.stats) if session is not None else {},
         capabilities=list(task.capabilities),
         services=list(task.services),
     )

@@ -27,14 +27,22 @@ class AgentSession:
     """Tool calls go through a real MCP client; the transcript is kept in OpenAI Chat
     Completions format (system, user, assistant with tool_calls, tool)."""
 
-    def __init__(self, client: Client, tools: list[Tool], messages: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, client: Client, tools: list[Tool], messages: list[dict[str, Any]], *, trial: int = 0
+    ) -> None:
         self.client = client
+        self.trial = trial
         self.tools = tools
         self.messages = messages
         self.limit = 30
         self.calls_this_turn = 0
         self.truncated = False
+        #: What went wrong along the way: malformed_arguments, unknown_tool, tool_errors, ...
+        self.stats: dict[str, int] = {}
         self._next_id = 0
+
+    def count(self, what: str) -> None:
+        self.stats[what] = self.stats.get(what, 0) + 1
 
     def begin_turn(self, user_message: str, limit: int) -> None:
         self.messages.append({"role": "user", "content": user_message})

@@ -32,7 +32,11 @@ def _tools_for(services: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
                 out.append(
                     {
                         "type": "function",
-                        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parameters": tool.parameters,
+                        },
                     }
                 )
     return tuple(out)

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 
 import anyio
-from coworkenv.servers import SERVICE_NAMES, build_workspace_server, create_workspace
 from mcp import Client
 
+from coworkenv.servers import SERVICE_NAMES, build_workspace_server, create_workspace
 from tests.conftest import START
 
 SNAPSHOT_FILE = Path(__file__).with_name("tool_schemas.json")

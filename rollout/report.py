@@ -1,0 +1,161 @@
+"""The report over a run's records: per-policy summaries and per-task rows, as JSON or as
+rich tables in the terminal (the HTML page is in `report_html`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .record import EpisodeRecord
+from .scores import BreakdownRow, PolicySummary, scored, summarize
+
+
+class TaskRow(BaseModel):
+    """One policy on one task: scored attempts, strict successes, mean score, error records."""
+
+    task_id: str
+    policy: str
+    trials: int
+    successes: int
+    average_score: float | None
+    errors: int
+
+
+class Report(BaseModel):
+    """Summaries keyed by policy name, and one row per (task, policy), sorted."""
+
+    policies: dict[str, PolicySummary]
+    tasks: list[TaskRow]
+
+    @property
+    def ks(self) -> list[int]:
+        """Every k that some policy has pass@k for, in order."""
+        return sorted({p.k for s in self.policies.values() for p in s.pass_k})
+
+
+def build_report(records: list[EpisodeRecord], *, ks: list[int] | None = None) -> Report:
+    """Summarize records per policy and per task (see `scores.summarize` for the semantics)."""
+    groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        groups[(record.task_id, record.policy)].append(record)
+    tasks = []
+    for (task_id, policy), group in sorted(groups.items()):
+        attempts = scored(group)
+        tasks.append(
+            TaskRow(
+                task_id=task_id,
+                policy=policy,
+                trials=len(attempts),
+                successes=sum(r.success for r in attempts),
+                average_score=sum(r.score for r in attempts) / len(attempts) if attempts else None,
+                errors=len(group) - len(attempts),
+            )
+        )
+    return Report(policies=summarize(records, ks=ks).policies, tasks=tasks)
+
+
+def report_json(report: Report) -> str:
+    """The report as indented JSON (`Report.model_validate_json` reads it back)."""
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def fmt(value: float | None) -> str:
+    """A rate or score for display: three decimals, or a dash when there is none."""
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_report(report: Report, console: Console) -> None:
+    """Render the report as rich tables: overview with pass@k and pass^k, then breakdowns by
+    capability, by service, single- vs multi-turn, by turn index, and per task."""
+    ks = report.ks
+    overview = Table(title="Policies")
+    for header in ("policy", "episodes", "errors", "tasks", "avg score", "success"):
+        overview.add_column(header, justify="left" if header == "policy" else "right")
+    for k in ks:
+        overview.add_column(f"pass@{k}", justify="right")
+    for k in ks:
+        overview.add_column(f"pass^{k}", justify="right")
+    for header in ("unsafe", "faults", "robustness", "success w/ faults"):
+        overview.add_column(header, justify="right")
+    for s in report.policies.values():
+        passes = [s.pass_at(k) for k in ks]
+        overview.add_row(
+            Text(s.policy),
+            str(s.episodes),
+            str(s.errors),
+            str(s.tasks),
+            fmt(s.average_score),
+            fmt(s.success_rate),
+            *[fmt(p.pass_at_k if p else None) for p in passes],
+            *[fmt(p.pass_hat_k if p else None) for p in passes],
+            fmt(s.safety_violation_rate),
+            str(s.injected_faults),
+            fmt(s.robustness),
+            fmt(s.faulted_success_rate),
+        )
+    console.print(overview)
+    for title, column, field in BREAKDOWNS:
+        console.print(_breakdown_table(report, title, column, field))
+    tasks = Table(title="Tasks")
+    for header in ("task", "policy", "trials", "successes", "avg score", "errors"):
+        tasks.add_column(header, justify="left" if header in ("task", "policy") else "right")
+    for row in report.tasks:
+        tasks.add_row(
+            Text(row.task_id),
+            Text(row.policy),
+            str(row.trials),
+            str(row.successes),
+            fmt(row.average_score),
+            str(row.errors),
+        )
+    console.print(tasks)
+
+
+#: (title, first column, the PolicySummary field with the rows), for the terminal and the HTML page.
+BREAKDOWNS = [
+    ("By capability", "capability", "by_capability"),
+    ("By service", "service", "by_service"),
+    ("Single- vs multi-turn", "turns", "by_turns"),
+    ("By turn index", "turn", "by_turn_index"),
+]
+
+
+def breakdown_rows(report: Report, field: str) -> list[tuple[BreakdownRow, str]]:
+    """(row, policy) pairs of one breakdown over every policy, by key then policy."""
+    rows = [(row, s.policy) for s in report.policies.values() for row in getattr(s, field)]
+    return sorted(rows, key=lambda item: (_sort_key(item[0].key), item[1]))
+
+
+def _breakdown_table(report: Report, title: str, column: str, field: str) -> Table:
+    table = Table(title=title)
+    table.add_column(column)
+    table.add_column("policy")
+    for header in ("episodes", "avg score", "success"):
+        table.add_column(header, justify="right")
+    for row, policy in breakdown_rows(report, field):
+        # Text, not str: a name like "[bold]" is shown as is, never read as rich markup
+        table.add_row(
+            Text(row.key), Text(policy), str(row.episodes), fmt(row.average_score), fmt(row.success_rate)
+        )
+    return table
+
+
+def _sort_key(key: str) -> tuple[int, str]:
+    # turn indexes sort as numbers, everything else by name
+    return (int(key), "") if key.isdigit() else (1 << 30, key)
+
+
+__all__ = [
+    "BREAKDOWNS",
+    "Report",
+    "TaskRow",
+    "breakdown_rows",
+    "build_report",
+    "fmt",
+    "print_report",
+    "report_json",
+]

@@ -1,0 +1,109 @@
+"""A small OpenAI-compatible Chat Completions server that answers from a script.
+
+For tests and offline demos: the real `openai` client talks to it over real HTTP on
+127.0.0.1. Each request takes the next entry of the script:
+- an assistant reply: `{"content": "...", "tool_calls": [{"name": "mail_reply", "arguments": {...}}]}`
+  (`arguments` may be a dict, sent as JSON, or a raw string, sent as is, e.g. malformed JSON);
+- an HTTP error: `{"status": 500, "error": "overloaded"}`;
+- or a callable `(request_json) -> entry` for replies that depend on the request.
+When the script runs out, it answers `{"content": "Done."}`. Every request body is kept
+in `requests` for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Entry = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class ScriptedLLM:
+    """Serve the script on 127.0.0.1 in a background thread; use as a context manager."""
+
+    def __init__(self, script: list[Entry], *, model: str = "scripted", host: str = "127.0.0.1") -> None:
+        self.script = list(script)
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer((host, 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> ScriptedLLM:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.requests.append(request)
+            entry: Entry = self.script.pop(0) if self.script else {"content": "Done."}
+        return entry(request) if callable(entry) else entry
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        llm = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                entry = llm._next(request)
+                if "status" in entry:
+                    self._send(int(entry["status"]), {"error": {"message": entry.get("error", "error")}})
+                    return
+                self._send(200, completion(entry, request.get("model") or llm.model, len(llm.requests)))
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def completion(entry: dict[str, Any], model: str, n: int) -> dict[str, Any]:
+    """A Chat Completions response body for one scripted assistant reply."""
+    message: dict[str, Any] = {"role": "assistant", "content": entry.get("content")}
+    calls = entry.get("tool_calls") or []
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call.get("id", f"call_{n}_{i}"),
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call.get("arguments"), str)
+                    else json.dumps(call.get("arguments", {})),
+                },
+            }
+            for i, call in enumerate(calls)
+        ]
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }

@@ -1,0 +1,129 @@
+"""The OpenAI-compatible agent end to end: the real `openai` client talks over real HTTP to
+a local server that answers from a script, on a two-turn task with an event between turns."""
+
+import json
+
+import pytest
+
+from coworkenv.rollout import run_episode
+from coworkenv.rollout.openai_agent import PLACEHOLDER, OpenAIAgent, fit_context
+from coworkenv.rollout.scripted_llm import ScriptedLLM
+from tests.rollout.test_runner import ticket_task
+
+
+def call(name: str, arguments: object) -> dict:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+SCRIPT = [
+    # turn 1: one endpoint failure (retried), then search and update
+    {"status": 500, "error": "overloaded"},
+    call("tickets_search_tickets", {"query": "login"}),
+    call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"}),
+    {"content": "Ticket #1 is now urgent."},
+    # turn 2: a malformed call and an unknown tool, then the right calls, two in parallel
+    call("tickets_update_ticket", "{not json"),
+    call("tickets_explode", {}),
+    {
+        "tool_calls": [
+            {"name": "tickets_get_ticket", "arguments": {"ticket_id": 1}},
+            {"name": "tickets_update_ticket", "arguments": {"ticket_id": 1, "queue": "Engineering"}},
+        ]
+    },
+    {"content": "It was reopened by the customer; I moved it to Engineering."},
+]
+
+
+async def test_a_scripted_model_solves_a_two_turn_task_through_mcp() -> None:
+    with ScriptedLLM(list(SCRIPT), model="scripted-model") as llm:
+        agent = OpenAIAgent("scripted-model", base_url=llm.base_url, api_key="test", backoff_seconds=0.01)
+        record = await run_episode(ticket_task(), agent)
+        requests = llm.requests
+    assert (record.status, record.error) == ("completed", None)
+    assert record.policy == "openai:scripted-model"
+    assert record.verdict is not None and (record.verdict.score, record.verdict.success) == (1.0, True)
+    assert record.agent_stats == {"endpoint_retries": 1, "malformed_arguments": 1, "unknown_tool": 1}
+    assert len(requests) == 8
+    first = requests[0]
+    assert first["model"] == "scripted-model"
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert "kimberly" not in first["messages"][0]["content"]
+    assert "me@acme.example" in first["messages"][0]["content"]
+    assert first["messages"][1]["content"] == "Find the login ticket and set its priority to urgent."
+    assert {t["function"]["name"] for t in first["tools"]} >= {
+        "tickets_search_tickets",
+        "tickets_update_ticket",
+    }
+    assert first["parallel_tool_calls"] is True
+    # what the model was told about its mistakes in turn 2
+    errors = [m["content"] for m in requests[6]["messages"] if m["role"] == "tool"][-2:]
+    assert errors[0].startswith("Error: the arguments of tickets_update_ticket are not a valid JSON object")
+    assert errors[1].startswith("Error: there is no tool named 'tickets_explode'. Available tools: ")
+    # the transcript: turn boundaries and the parallel calls answered in order
+    assert record.turn_boundaries == [1, 7]
+    assert record.messages[7] == {
+        "role": "user",
+        "content": "Anything new on it? Move it to Engineering if it is open again.",
+    }
+    parallel = record.messages[12]
+    assert [c["function"]["name"] for c in parallel["tool_calls"]] == [
+        "tickets_get_ticket",
+        "tickets_update_ticket",
+    ]
+    assert [m["tool_call_id"] for m in record.messages[13:15]] == [c["id"] for c in parallel["tool_calls"]]
+    assert json.loads(record.messages[14]["content"])["queue"] == "Engineering"
+
+
+async def test_an_endpoint_that_keeps_failing_makes_an_error_record() -> None:
+    with ScriptedLLM([{"status": 503, "error": "down"}] * 3) as llm:
+        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test", max_retries=2, backoff_seconds=0.01)
+        record = await run_episode(ticket_task(), agent)
+    assert record.status == "error"
+    assert record.error is not None
+    assert record.error.startswith("the model endpoint failed 3 times: InternalServerError")
+    assert record.agent_stats == {"endpoint_retries": 3}
+
+
+async def test_a_client_error_is_not_retried() -> None:
+    with ScriptedLLM([{"status": 400, "error": "bad request"}]) as llm:
+        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test", backoff_seconds=0.01)
+        record = await run_episode(ticket_task(), agent)
+        assert len(llm.requests) == 1
+    assert record.status == "error"
+    assert record.error is not None and record.error.startswith("the model endpoint refused the request")
+
+
+async def test_running_out_of_model_steps_truncates_the_episode() -> None:
+    endless = [call("tickets_list_queues", {})] * 10
+    with ScriptedLLM(endless) as llm:
+        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test", max_steps_per_turn=3)
+        record = await run_episode(ticket_task(), agent)
+    assert record.status == "truncated"
+    assert record.verdict is not None and record.verdict.success is False
+
+
+def test_fit_context_shortens_the_oldest_tool_results_first() -> None:
+    messages = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u" * 50},
+        {"role": "tool", "tool_call_id": "a", "content": "x" * 400},
+        {"role": "tool", "tool_call_id": "b", "content": "y" * 400},
+        {"role": "assistant", "content": "ok"},
+    ]
+    assert fit_context(messages, 10_000, keep_recent=2) is messages
+    fitted = fit_context(messages, 700, keep_recent=2)
+    assert [m.get("content") for m in fitted] == ["s", "u" * 50, PLACEHOLDER, "y" * 400, "ok"]
+    assert messages[2]["content"] == "x" * 400  # the record keeps the full transcript
+    squeezed = fit_context(messages, 100, keep_recent=1)
+    assert [m.get("content") for m in squeezed] == ["s", "u" * 50, PLACEHOLDER, PLACEHOLDER, "ok"]
+
+
+@pytest.mark.parametrize("arguments", ["[1, 2]", '"text"'])
+async def test_arguments_that_are_json_but_not_an_object_are_malformed(arguments: str) -> None:
+    with ScriptedLLM([call("tickets_list_queues", arguments), {"content": "stop"}]) as llm:
+        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test")
+        record = await run_episode(ticket_task(turns=[ticket_task().turns[0]]), agent)
+    assert record.agent_stats == {"malformed_arguments": 1}
+    assert record.messages[3]["content"].startswith(
+        "Error: the arguments of tickets_list_queues are not a valid JSON object (the arguments must be a JSON object)"
+    )
