@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
@@ -205,6 +206,135 @@ def verify(task_path: Path, db: Path, as_json: bool) -> None:
     verdict = anyio.run(verify_saved, task, db)
     click.echo(verdict.model_dump_json(indent=2) if as_json else "\n".join(verdict_lines(verdict)))
     sys.exit(0 if verdict.success else 1)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--agent", type=click.Choice(["oracle", "noop", "noisy", "openai"]), default="oracle", show_default=True
+)
+@click.option("--model", help="Model name for --agent openai.")
+@click.option(
+    "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang, Ollama)."
+)
+@click.option(
+    "--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable with the key."
+)
+@click.option("--temperature", type=float, default=0.0, show_default=True)
+@click.option("--max-tokens", type=int, default=None)
+@click.option("--max-steps", type=int, default=20, show_default=True, help="Model calls per turn (openai).")
+@click.option(
+    "--noise", type=float, default=0.3, show_default=True, help="Per-step mistake probability (noisy)."
+)
+@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True)
+@click.option(
+    "--fault-rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Probability of an injected tool error per call (robustness runs).",
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--name", help="Policy name in the records (default: the agent, or openai:MODEL).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def rollout(
+    paths: tuple[Path, ...],
+    agent: str,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str,
+    temperature: float,
+    max_tokens: int | None,
+    max_steps: int,
+    noise: float,
+    trials: int,
+    concurrency: int,
+    fault_rate: float,
+    seed: int,
+    name: str | None,
+    out_dir: Path,
+) -> None:
+    """Run episodes of an agent on tasks: records are appended to OUT/records.jsonl as they finish.
+
+    Rerunning the same command resumes: finished (task, trial) pairs are skipped and
+    episodes that ended in an infrastructure error are run again.
+    """
+    import os
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from coworkenv.rollout import NoisyPolicy, NoopPolicy, OpenAIAgent, OraclePolicy
+    from coworkenv.rollout.batch import run_batch
+    from coworkenv.servers.faults import FaultPlan
+    from coworkenv.task import load_task, task_files
+
+    tasks = [load_task(p) for p in task_files(list(paths))]
+    if agent == "openai" and not model:
+        raise click.UsageError("--agent openai needs --model")
+
+    def make_policy() -> Any:
+        policy: Any
+        if agent == "oracle":
+            policy = OraclePolicy()
+        elif agent == "noop":
+            policy = NoopPolicy()
+        elif agent == "noisy":
+            policy = NoisyPolicy(p=noise, seed=seed)
+        else:
+            policy = OpenAIAgent(
+                str(model),
+                base_url=base_url,
+                api_key=os.environ.get(api_key_env),
+                temperature=temperature,
+                max_tokens=max_tokens,
+                max_steps_per_turn=max_steps,
+            )
+        if name:
+            policy.name = name
+        return policy
+
+    faults = FaultPlan(rate=fault_rate, seed=seed) if fault_rate > 0 else None
+    policy_name = make_policy().name
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=False,
+    ) as bar:
+        job = bar.add_task(policy_name, total=None)
+
+        def show(state: Any, record: Any) -> None:
+            bar.update(
+                job,
+                total=state.total,
+                completed=state.done,
+                description=f"{policy_name}  success {state.pass_rate:.2f}  errors {state.errors}",
+            )
+
+        try:
+            state = anyio.run(
+                lambda: run_batch(
+                    tasks,
+                    make_policy,
+                    trials=trials,
+                    out_dir=out_dir,
+                    concurrency=concurrency,
+                    faults=faults,
+                    seed=seed,
+                    progress=show,
+                )
+            )
+        except KeyboardInterrupt:
+            click.echo(
+                "interrupted: every finished episode is saved; rerun the same command to resume", err=True
+            )
+            sys.exit(130)
+    click.echo(
+        f"{state.done} episode(s) run, {state.skipped} already done; success rate {state.pass_rate:.3f}, "
+        f"{state.errors} error(s); records in {out_dir / 'records.jsonl'}"
+    )
 
 
 @cli.command("task-schema")
