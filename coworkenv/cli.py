@@ -237,6 +237,10 @@ def verify(task_path: Path, db: Path, as_json: bool) -> None:
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--name", help="Policy name in the records (default: the agent, or openai:MODEL).")
+@click.option(
+    "--user-model", help="Model for an LLM user simulator (tasks with a persona; openai agent only)."
+)
+@click.option("--user-base-url", help="Endpoint of the user simulator (default: --base-url).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
 def rollout(
     paths: tuple[Path, ...],
@@ -253,6 +257,8 @@ def rollout(
     fault_rate: float,
     seed: int,
     name: str | None,
+    user_model: str | None,
+    user_base_url: str | None,
     out_dir: Path,
 ) -> None:
     """Run episodes of an agent on tasks: records are appended to OUT/records.jsonl as they finish.
@@ -266,6 +272,7 @@ def rollout(
 
     from coworkenv.rollout import NoisyPolicy, NoopPolicy, OpenAIAgent, OraclePolicy
     from coworkenv.rollout.batch import run_batch
+    from coworkenv.rollout.user_simulator import UserSimulator
     from coworkenv.servers.faults import FaultPlan
     from coworkenv.task import load_task, task_files
 
@@ -295,6 +302,11 @@ def rollout(
         return policy
 
     faults = FaultPlan(rate=fault_rate, seed=seed) if fault_rate > 0 else None
+    simulator = (
+        UserSimulator(user_model, base_url=user_base_url or base_url, api_key=os.environ.get(api_key_env))
+        if user_model
+        else None
+    )
     policy_name = make_policy().name
     with Progress(
         TextColumn("{task.description}"),
@@ -323,6 +335,7 @@ def rollout(
                     concurrency=concurrency,
                     faults=faults,
                     seed=seed,
+                    user_simulator=simulator,
                     progress=show,
                 )
             )

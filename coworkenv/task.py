@@ -97,6 +97,13 @@ class AgentContext(_Model):
     rules: list[str] = Field(default_factory=list)
 
 
+class Persona(_Model):
+    """The user, for an LLM user simulator: who they are and facts the agent must ask for."""
+
+    description: str = Field(min_length=1)
+    facts: dict[str, str] = Field(default_factory=dict)
+
+
 class Limits(_Model):
     max_tool_calls_per_turn: int = Field(default=30, ge=1, le=500)
 
@@ -124,6 +131,7 @@ class Task(_Model):
     checks: list[Check] = Field(default_factory=list, description="Evaluated on the final state")
     safety: list[SafetyRule] = Field(default_factory=list)
     limits: Limits = Field(default_factory=Limits)
+    persona: Persona | None = Field(default=None, description="Used only when a user simulator is enabled")
     provenance: Provenance = Field(default_factory=Provenance)
 
     @field_validator("services")
@@ -211,6 +219,7 @@ __all__ = [
     "AgentContext",
     "Event",
     "Limits",
+    "Persona",
     "ProceduralSeed",
     "Provenance",
     "Seed",

@@ -22,6 +22,7 @@ from .record import EpisodeRecord
 from .records_io import append_record, read_records, repair
 from .runner import run_episode
 from .seeding import SeedCache
+from .user_simulator import UserSimulator
 
 Progress = Callable[["BatchState", EpisodeRecord], None]
 
@@ -66,6 +67,7 @@ async def run_batch(
     concurrency: int = 4,
     faults: FaultPlan | None = None,
     seed: int = 0,
+    user_simulator: UserSimulator | None = None,
     progress: Progress | None = None,
 ) -> BatchState:
     """Run every pending (task, trial) episode, at most `concurrency` at a time."""

@@ -239,6 +239,7 @@ def export_sft(
             continue
         dropped_text += _texts_beside_tool_calls(record)
     out = Path(out_dir)
+    info = _dataset_info(out) if format == "sharegpt" else None
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(out / SFT_FILE, rows)
     summary: dict[str, Any] = {
@@ -248,8 +249,9 @@ def export_sft(
         "rows": len(rows),
         "skipped": dict(sorted(skipped.items())),
     }
-    if format == "sharegpt":
-        summary["dataset_info"] = str(_register_dataset(out))
+    if info is not None:
+        _replace(out / DATASET_INFO_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+        summary["dataset_info"] = str(out / DATASET_INFO_FILE)
         summary["assistant_texts_dropped"] = dropped_text
         summary["malformed"] = malformed
     return summary
@@ -260,8 +262,8 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     _replace(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
-def _register_dataset(out: Path) -> Path:
-    """Add (or refresh) the coworkenv_sft entry in dataset_info.json, keeping other entries."""
+def _dataset_info(out: Path) -> dict[str, Any]:
+    """dataset_info.json with the coworkenv_sft entry added (or refreshed), other entries kept."""
     path = out / DATASET_INFO_FILE
     info: dict[str, Any] = {}
     if path.exists():
@@ -272,8 +274,7 @@ def _register_dataset(out: Path) -> Path:
         if not isinstance(info, dict):
             raise ExportError(f"{path} must hold a JSON object")
     info[DATASET_NAME] = SHAREGPT_DATASET_INFO
-    _replace(path, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-    return path
+    return info
 
 
 def _replace(path: Path, text: str) -> None:

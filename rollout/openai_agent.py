@@ -47,6 +47,8 @@ class OpenAIAgent:
     """A Chat Completions agent; one instance may run many episodes concurrently."""
 
     actor = "agent"
+    #: It answers a simulated user within a turn (see `rollout.user_simulator`).
+    converses = True
 
     def __init__(
         self,

@@ -37,6 +37,9 @@ class EpisodeRecord(BaseModel):
     turn_boundaries: list[int] = Field(
         default_factory=list, description="Index in `messages` of each turn's user message"
     )
+    user_replies: list[int] = Field(
+        default_factory=list, description="Index in `messages` of each simulated user's answer within a turn"
+    )
     tool_calls: list[AuditEntry] = Field(default_factory=list, description="The audit log of the episode")
     verdict: Verdict | None = None
     initial_hash: str

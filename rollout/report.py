@@ -11,7 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from .record import EpisodeRecord
-from .scores import BreakdownRow, PolicySummary, scored, summarize
+from .scores import MULTI_TURN, SINGLE_TURN, BreakdownRow, PolicySummary, scored, summarize
+
+TURN_KINDS = (SINGLE_TURN, MULTI_TURN)
 
 
 class TaskRow(BaseModel):
@@ -145,8 +147,12 @@ def _breakdown_table(report: Report, title: str, column: str, field: str) -> Tab
 
 
 def _sort_key(key: str) -> tuple[int, str]:
-    # turn indexes sort as numbers, everything else by name
-    return (int(key), "") if key.isdigit() else (1 << 30, key)
+    # turn indexes sort as numbers, single- before multi-turn, everything else by name
+    if key.isdigit():
+        return (int(key), "")
+    if key in TURN_KINDS:
+        return (TURN_KINDS.index(key), "")
+    return (1 << 30, key)
 
 
 __all__ = [

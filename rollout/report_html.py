@@ -242,7 +242,8 @@ def _line_chart(ks: list[int], series: dict[str, dict[int, float]], colors: dict
     body = _y_axis(1.0, RATE_TICKS)
 
     def fx(k: int) -> float:
-        return 0.5 if len(ks) == 1 else (k - ks[0]) / (ks[-1] - ks[0])
+        # a margin on both sides keeps the first and last labels inside the chart
+        return 0.5 if len(ks) == 1 else 0.05 + 0.9 * (k - ks[0]) / (ks[-1] - ks[0])
 
     body += [_x_label(fx(k), f"k={k}") for k in ks]
     for name, values in series.items():

@@ -19,6 +19,7 @@ from .policies import Policy, PolicyError
 from .record import EpisodeRecord, Status, Timings
 from .seeding import SeedCache
 from .session import AgentSession
+from .user_simulator import UserSimulator
 
 EPISODE_TIMEOUT_SECONDS = 600
 
@@ -53,11 +54,13 @@ async def run_episode(
     seed: int = 0,
     cache: SeedCache | None = None,
     faults: FaultPlan | None = None,
+    user_simulator: UserSimulator | None = None,
 ) -> EpisodeRecord:
     """Run one episode and return its record (status completed, truncated or error).
 
     With `faults`, tool calls meet seeded injected errors (see `servers.faults`); the
-    stream of faults depends on (plan seed, task id, trial)."""
+    stream of faults depends on (plan seed, task id, trial). With `user_simulator` (and a
+    task persona), a policy that converses gets the simulated user's answers within a turn."""
     started = time.perf_counter()
     timings = Timings()
     cache = cache or SeedCache()
@@ -67,6 +70,7 @@ async def run_episode(
     timings.seed = time.perf_counter() - started
     messages = [{"role": "system", "content": system_prompt(task, ws)}]
     boundaries: list[int] = []
+    user_replies: list[int] = []
     turn_results: list[list[CheckResult]] = []
     status: Status = "completed"
     error: str | None = None
@@ -88,6 +92,18 @@ async def run_episode(
                     session.begin_turn(turn.user, task.limits.max_tool_calls_per_turn)
                     seq = ws.audit.last_seq()
                     await policy.run_turn(session, task, i)
+                    if (
+                        user_simulator is not None
+                        and task.persona is not None
+                        and getattr(policy, "converses", False)
+                    ):
+                        for _ in range(user_simulator.max_replies_per_turn):
+                            answer = await user_simulator.reply(task, i, messages)
+                            if answer is None:
+                                break
+                            user_replies.append(len(messages))
+                            messages.append({"role": "user", "content": answer})
+                            await policy.run_turn(session, task, i)
                     turn_audit = ws.audit.entries(since=seq)
                     turn_results.append(
                         await judge_turn(turn.checks, initial, ws, turn_audit, task.user_email, i)
@@ -125,6 +141,7 @@ async def run_episode(
         error=error,
         messages=messages,
         turn_boundaries=boundaries,
+        user_replies=user_replies,
         tool_calls=ws.audit.entries(),
         verdict=verdict,
         initial_hash=initial.content_hash(),

@@ -127,3 +127,37 @@ async def test_arguments_that_are_json_but_not_an_object_are_malformed(arguments
     assert record.messages[3]["content"].startswith(
         "Error: the arguments of tickets_list_queues are not a valid JSON object (the arguments must be a JSON object)"
     )
+
+
+async def test_a_simulated_user_answers_the_agents_question_within_the_turn() -> None:
+    from coworkenv.rollout.user_simulator import SATISFIED, UserSimulator
+
+    task = ticket_task(
+        turns=[
+            ticket_task().turns[0].model_copy(update={"user": "Please fix the priority of the login ticket."})
+        ],
+        checks=[],
+        persona={"description": "Dana, a support agent", "facts": {"priority": "urgent"}},
+    )
+    agent_script = [
+        {"content": "Which priority should it get?"},
+        call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"}),
+        {"content": "Done: it is urgent now."},
+    ]
+    user_script = [{"content": "Urgent, please."}, {"content": SATISFIED}]
+    with ScriptedLLM(agent_script) as agent_llm, ScriptedLLM(user_script) as user_llm:
+        agent = OpenAIAgent("a", base_url=agent_llm.base_url, api_key="k")
+        simulator = UserSimulator("u", base_url=user_llm.base_url, api_key="k")
+        record = await run_episode(task, agent, user_simulator=simulator)
+        user_requests = user_llm.requests
+    assert record.verdict is not None and record.verdict.success
+    assert record.user_replies == [3]
+    assert record.messages[3] == {"role": "user", "content": "Urgent, please."}
+    first = user_requests[0]["messages"]
+    assert "Dana, a support agent" in first[0]["content"] and "- priority: urgent" in first[0]["content"]
+    # the simulator sees the conversation from the user's side: roles swapped, no tool traffic
+    assert [(m["role"], m["content"]) for m in first[1:]] == [
+        ("assistant", "Please fix the priority of the login ticket."),
+        ("user", "Which priority should it get?"),
+    ]
+    assert len(user_requests) == 2
