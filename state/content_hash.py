@@ -18,15 +18,10 @@ def content_hash(conn: sqlite3.Connection) -> str:
     for table in [*content_tables(conn), META_TABLE]:
         names = sorted(columns(conn, table))
         quoted = ", ".join(f'"{n}"' for n in names)
-        rows = [
-            json.dumps(list(values), default=_bytes_as_hex, separators=(",", ":"))
-            for values in conn.execute(f'SELECT {quoted} FROM "{table}"')
-        ]
-        rows.sort()
-        digest.update(json.dumps([table, names]).encode())
-        for row in rows:
-            digest.update(row.encode())
-            digest.update(b"\n")
+        # SQLite sorts by every column (a total order: NULL < numbers < text < blobs), so
+        # the row order does not depend on insertion order; one json.dumps call per table.
+        rows = conn.execute(f'SELECT {quoted} FROM "{table}" ORDER BY {quoted}').fetchall()
+        digest.update(json.dumps([table, names, rows], default=_bytes_as_hex, separators=(",", ":")).encode())
     return digest.hexdigest()
 
 
