@@ -40,6 +40,10 @@ class EpisodeRecord(BaseModel):
     user_replies: list[int] = Field(
         default_factory=list, description="Index in `messages` of each simulated user's answer within a turn"
     )
+    event_errors: list[str] = Field(
+        default_factory=list,
+        description="Events that could not apply (e.g. on something the agent never created)",
+    )
     tool_calls: list[AuditEntry] = Field(default_factory=list, description="The audit log of the episode")
     verdict: Verdict | None = None
     initial_hash: str

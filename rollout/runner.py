@@ -71,6 +71,7 @@ async def run_episode(
     messages = [{"role": "system", "content": system_prompt(task, ws)}]
     boundaries: list[int] = []
     user_replies: list[int] = []
+    event_errors: list[str] = []
     turn_results: list[list[CheckResult]] = []
     status: Status = "completed"
     error: str | None = None
@@ -86,8 +87,15 @@ async def run_episode(
                 session = AgentSession(client, tools, messages, trial=trial)
                 for i, turn in enumerate(task.turns):
                     turn_started = time.perf_counter()
-                    for event in turn.events:
-                        apply_event(ws, event)
+                    for k, event in enumerate(turn.events):
+                        try:
+                            apply_event(ws, event)
+                        except (KeyError, ValueError) as exc:
+                            # The world moves on: an event that cannot apply (often because the
+                            # agent did not do the earlier turn's work) is recorded, not fatal.
+                            event_errors.append(
+                                f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}"
+                            )
                     boundaries.append(len(messages))
                     session.begin_turn(turn.user, task.limits.max_tool_calls_per_turn)
                     seq = ws.audit.last_seq()
@@ -142,6 +150,7 @@ async def run_episode(
         messages=messages,
         turn_boundaries=boundaries,
         user_replies=user_replies,
+        event_errors=event_errors,
         tool_calls=ws.audit.entries(),
         verdict=verdict,
         initial_hash=initial.content_hash(),

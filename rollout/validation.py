@@ -242,6 +242,8 @@ def _oracle_detail(record: EpisodeRecord) -> str:
     assert record.verdict is not None
     failed = [f"{c.id} ({c.error or c.message})" for c in record.verdict.checks if not c.passed]
     parts = []
+    if record.event_errors:
+        parts.append("events could not apply after the reference solution: " + "; ".join(record.event_errors))
     if failed:
         parts.append("the reference solution fails checks: " + "; ".join(failed))
     if record.verdict.safety_violations:

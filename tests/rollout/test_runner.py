@@ -197,3 +197,20 @@ def test_resolve_refs_walks_keys_and_indexes() -> None:
     }
     with pytest.raises(KeyError, match="no earlier step with id 'x'"):
         resolve_refs({"$ref": "x.y"}, results)
+
+
+async def test_an_event_that_cannot_apply_is_recorded_and_the_episode_goes_on() -> None:
+    task = ticket_task()
+    event = (
+        task.turns[1]
+        .events[0]
+        .model_copy(update={"params": {"ticket_id": 99, "body": "hello?", "reopen": True}})
+    )
+    broken = task.model_copy(
+        update={"turns": [task.turns[0], task.turns[1].model_copy(update={"events": [event]})]}
+    )
+    record = await run_episode(broken, NoopPolicy())
+    assert record.status == "completed"
+    assert record.event_errors == [
+        "turns[1].events[0] (tickets.customer_comment): no ticket with id 99; search_tickets returns valid ids"
+    ]
