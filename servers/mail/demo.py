@@ -64,6 +64,9 @@ class _Writer:
 
     def __init__(self, company: DemoCompany, rng: random.Random, fake: Faker, files: list[str]) -> None:
         self.company, self.rng, self.fake, self.files = company, rng, fake, files
+        # Attachments draw from their own generator, so the mailbox is the same message for
+        # message whether or not the files service is enabled (only attachments differ).
+        self.attachment_rng = random.Random(f"{company.seed}:mail:attachments")
         self.user = company.user
         self.colleagues = [p for p in company.staff if p.email != self.user.email]
         self.finance = company.team_members("Finance")
@@ -82,10 +85,12 @@ class _Writer:
         return f"Hi {self.first(to)},\n\n{text} {self.rng.choice(CLOSERS)}\n\nBest regards,\n{sender.name}"
 
     def attachment(self) -> list[str]:
+        pick = self.attachment_rng.random()
         if not self.files:
             return []
         hinted = [f for f in self.files if any(h in f.lower() for h in ATTACHMENT_HINTS)]
-        return [self.rng.choice(hinted or self.files)]
+        pool = hinted or self.files
+        return [pool[int(pick * len(pool))]]
 
     def to_user(self, sender: DemoPerson, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
         return _Mail(

@@ -1,0 +1,3 @@
+"""Every procedural family; importing this package registers them all in `FAMILIES`."""
+
+from . import examples  # noqa: F401
