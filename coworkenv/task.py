@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -154,7 +155,7 @@ class Task(_Model):
     def all_checks(self) -> list[Check]:
         return [c for turn in self.turns for c in turn.checks] + list(self.checks)
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys), provenance excluded."""
         data = self.model_dump(mode="json", exclude={"provenance"})

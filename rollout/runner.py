@@ -13,12 +13,12 @@ from coworkenv.servers import build_workspace_server, get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Workspace
 from coworkenv.task import Event, Task
-from coworkenv.verifiers import CheckResult, judge_episode, judge_turn
+from coworkenv.verifiers import CheckResult, Evidence, judge_evidence, judge_turn
 
 from .policies import Policy, PolicyError
 from .record import EpisodeRecord, Status, Timings
 from .seeding import SeedCache
-from .session import AgentSession
+from .session import AgentSession, share_output_validators
 from .user_simulator import UserSimulator
 
 EPISODE_TIMEOUT_SECONDS = 600
@@ -84,6 +84,7 @@ async def run_episode(
                 server.faults = FaultInjector(faults, stream=f"{task.id}:{trial}")
             async with Client(server) as client:
                 tools = (await client.list_tools()).tools
+                share_output_validators(client, tools)
                 session = AgentSession(client, tools, messages, trial=trial)
                 for i, turn in enumerate(task.turns):
                     turn_started = time.perf_counter()
@@ -134,9 +135,8 @@ async def run_episode(
         turn_results.append(
             await judge_turn(task.turns[i].checks, initial, ws, ws.audit.entries(), task.user_email, i)
         )
-    verdict = await judge_episode(
-        task.checks, task.safety, initial, ws, ws.audit.entries(), task.user_email, turn_results
-    )
+    evidence = Evidence(initial, ws, ws.audit.entries(), task.user_email)
+    verdict = await judge_evidence(task.checks, task.safety, evidence, turn_results)
     timings.verify = time.perf_counter() - verify_started
     timings.total = time.perf_counter() - started
     return EpisodeRecord(
@@ -151,11 +151,11 @@ async def run_episode(
         turn_boundaries=boundaries,
         user_replies=user_replies,
         event_errors=event_errors,
-        tool_calls=ws.audit.entries(),
+        tool_calls=evidence.audit,
         verdict=verdict,
-        initial_hash=initial.content_hash(),
+        initial_hash=cache.initial_hash(task),
         final_hash=ws.content_hash(),
-        diff_summary=initial.diff(ws).summary(),
+        diff_summary=evidence.diff.summary(),
         timings=timings,
         agent_stats=dict(session.stats) if session is not None else {},
         capabilities=list(task.capabilities),

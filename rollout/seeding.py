@@ -60,6 +60,7 @@ class SeedCache:
 
     def __init__(self) -> None:
         self._snapshots: dict[str, Snapshot] = {}
+        self._hashes: dict[str, str] = {}
 
     def snapshot(self, task: Task) -> Snapshot:
         key = task.content_hash
@@ -69,3 +70,10 @@ class SeedCache:
 
     def fork(self, task: Task) -> Workspace:
         return self.snapshot(task).fork()
+
+    def initial_hash(self, task: Task) -> str:
+        """The content hash of the task's seeded state (computed once)."""
+        key = task.content_hash
+        if key not in self._hashes:
+            self._hashes[key] = self.fork(task).content_hash()
+        return self._hashes[key]

@@ -19,6 +19,35 @@ class ToolOutcome:
     is_error: bool
 
 
+_VALIDATORS: dict[tuple[str, str], Any] = {}
+
+
+def share_output_validators(client: Client, tools: list[Tool]) -> None:
+    """Give the client compiled output-schema validators from a process-wide cache.
+
+    The SDK's client validates every structured result against the tool's output schema
+    and compiles one validator per tool per session (a metaschema check costing tens of
+    milliseconds). Episodes open a fresh session each, so without sharing, compiling
+    would dominate an episode. Results are still validated on every call; only the
+    compiled validators are reused, keyed by tool name and exact schema."""
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    cache = getattr(client.session, "_tool_output_validators", None)
+    if not isinstance(cache, dict):
+        return  # another SDK version: it compiles its own
+    for tool in tools:
+        if tool.output_schema is None:
+            continue
+        key = (tool.name, json.dumps(tool.output_schema, sort_keys=True))
+        validator = _VALIDATORS.get(key)
+        if validator is None:
+            validator_cls = validator_for(tool.output_schema)
+            validator_cls.check_schema(tool.output_schema)
+            validator = _VALIDATORS[key] = validator_cls(tool.output_schema, registry=Registry())
+        cache[tool.name] = validator
+
+
 class ToolLimitReached(Exception):
     """The turn's tool-call budget is spent."""
 

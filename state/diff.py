@@ -61,43 +61,51 @@ def diff_connections(
     )
     result = WorkspaceDiff()
     for table in names:
-        old = _rows(before, table)
-        new = _rows(after, table)
-        table_diff = TableDiff()
-        for key in sorted(new.keys() - old.keys(), key=repr):
-            table_diff.added.append(new[key][1])
-        for key in sorted(old.keys() - new.keys(), key=repr):
-            table_diff.removed.append(old[key][1])
-        for key in sorted(old.keys() & new.keys(), key=repr):
-            key_cols, old_row = old[key]
-            new_row = new[key][1]
-            changes = {
-                col: ColumnChange(before=old_row.get(col), after=new_row.get(col))
-                for col in sorted(set(old_row) | set(new_row))
-                if old_row.get(col) != new_row.get(col)
-            }
-            if changes:
-                table_diff.changed.append(
-                    RowChange(key=dict(zip(key_cols, key, strict=True)), columns=changes)
-                )
+        table_diff = _diff_table(before, after, table)
         if not table_diff.is_empty:
             result.tables[table] = table_diff
     return result
 
 
-def _rows(conn: sqlite3.Connection, table: str) -> dict[tuple[Any, ...], tuple[list[str], dict[str, Any]]]:
+def _diff_table(before: sqlite3.Connection, after: sqlite3.Connection, table: str) -> TableDiff:
+    # Whole rows are compared as tuples in sets (fast, in C); only rows that differ become dicts.
+    names, pk, old = _rows(before, table)
+    new_names, new_pk, new = _rows(after, table)
+    names, pk = names or new_names, pk or new_pk
+    gone, came = old - new, new - old
+    table_diff = TableDiff()
+    if not gone and not came:
+        return table_diff
+    key_at = [names.index(c) for c in pk]
+    old_by_key = {tuple(r[i] for i in key_at): r for r in gone}
+    new_by_key = {tuple(r[i] for i in key_at): r for r in came}
+    public = [i for i, n in enumerate(names) if n != "rowid"]  # a rowid key lives in RowChange.key
+
+    def as_dict(row: tuple[Any, ...]) -> dict[str, Any]:
+        return {names[i]: row[i] for i in public}
+
+    for key in sorted(new_by_key.keys() - old_by_key.keys(), key=repr):
+        table_diff.added.append(as_dict(new_by_key[key]))
+    for key in sorted(old_by_key.keys() - new_by_key.keys(), key=repr):
+        table_diff.removed.append(as_dict(old_by_key[key]))
+    for key in sorted(old_by_key.keys() & new_by_key.keys(), key=repr):
+        old_row, new_row = as_dict(old_by_key[key]), as_dict(new_by_key[key])
+        changes = {
+            col: ColumnChange(before=old_row.get(col), after=new_row.get(col))
+            for col in sorted(set(old_row) | set(new_row))
+            if old_row.get(col) != new_row.get(col)
+        }
+        table_diff.changed.append(RowChange(key=dict(zip(pk, key, strict=True)), columns=changes))
+    return table_diff
+
+
+def _rows(conn: sqlite3.Connection, table: str) -> tuple[list[str], list[str], set[tuple[Any, ...]]]:
+    """(column names, primary key, the set of rows as tuples); empty when the table does not exist."""
     if table not in content_tables(conn, include_internal=True):
-        return {}
+        return [], [], set()
     pk = primary_key(conn, table)
     names = columns(conn, table)
-    select = ", ".join(f'"{n}"' for n in names)
     if pk == ["rowid"]:
-        select = "rowid, " + select
         names = ["rowid", *names]
-    out = {}
-    for values in conn.execute(f'SELECT {select} FROM "{table}"'):
-        row = dict(zip(names, values, strict=True))
-        key = tuple(row[c] for c in pk)
-        row.pop("rowid", None)
-        out[key] = (pk, row)
-    return out
+    select = ", ".join(f'"{n}"' if n != "rowid" else "rowid" for n in names)
+    return names, pk, set(conn.execute(f'SELECT {select} FROM "{table}"').fetchall())

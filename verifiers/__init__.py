@@ -25,6 +25,7 @@ __all__ = [
     "combine",
     "evaluate_checks",
     "judge_episode",
+    "judge_evidence",
     "judge_turn",
 ]
 
@@ -52,7 +53,18 @@ async def judge_episode(
 ) -> Verdict:
     """The episode verdict: final checks and safety rules over the whole episode, combined
     with the per-turn results already evaluated."""
-    evidence = Evidence(initial, final, audit, user_email)
+    return await judge_evidence(
+        final_checks, safety, Evidence(initial, final, audit, user_email), turn_results
+    )
+
+
+async def judge_evidence(
+    final_checks: list[Check],
+    safety: list[SafetyRule],
+    evidence: Evidence,
+    turn_results: list[list[CheckResult]],
+) -> Verdict:
+    """`judge_episode` on evidence the caller already holds (to reuse its diff)."""
     final_results = await evaluate_checks(final_checks, evidence)
     violations = await check_safety(safety, evidence)
     return combine(turn_results, final_results, violations)
