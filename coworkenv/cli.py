@@ -350,6 +350,171 @@ def rollout(
     )
 
 
+@cli.command()
+@click.argument(
+    "dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write report.json and report.html (default: the first DIR).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
+def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
+    """Scores of the episodes in one or more rollout folders: average score, strict success,
+    pass@k, pass^k, safety violations, robustness, and breakdowns by capability, service,
+    single/multi-turn and turn index. Writes report.json and a self-contained report.html."""
+    from rich.console import Console
+
+    from coworkenv.rollout import read_records
+    from coworkenv.rollout.report import build_report, print_report, report_json
+    from coworkenv.rollout.report_html import write_report
+
+    records = [r for d in dirs for r in read_records(d)]
+    if not records:
+        raise click.UsageError(f"no episode records in {', '.join(map(str, dirs))}")
+    built = build_report(records)
+    paths = write_report(records, out_dir or dirs[0])
+    if as_json:
+        click.echo(report_json(built))
+        return
+    print_report(built, Console(width=160))
+    click.echo(f"wrote {paths['json']} and {paths['html']}")
+
+
+@cli.group()
+def export() -> None:
+    """Training data from rollout folders: SFT demonstrations and RL rollouts with rewards."""
+
+
+@export.command("sft")
+@click.argument(
+    "dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option("--min-score", type=click.FloatRange(0, 1), default=1.0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["trl", "sharegpt"]), default="trl", show_default=True)
+@click.option("--policy", "policies", multiple=True, help="Only these policies (e.g. the teacher).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def export_sft_command(
+    dirs: tuple[Path, ...], min_score: float, fmt: str, policies: tuple[str, ...], out_dir: Path
+) -> None:
+    """Successful runs as SFT rows: TRL/prime-rl `messages` + `tools`, or LLaMA-Factory sharegpt
+    with a dataset_info.json entry. Runs below --min-score, unsuccessful or unsafe runs are left out."""
+    from coworkenv.rollout import read_records
+    from coworkenv.rollout.export_sft import export_sft
+
+    records = [r for d in dirs for r in read_records(d)]
+    summary = export_sft(records, out_dir, format=fmt, min_score=min_score, policies=list(policies) or None)  # type: ignore[arg-type]
+    click.echo(json.dumps(summary, indent=2, default=str))
+
+
+@export.command("rl")
+@click.argument(
+    "dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+@click.option(
+    "--advantages",
+    type=click.Choice(["none", "grpo", "gdpo"]),
+    default="none",
+    show_default=True,
+    help="Group-relative advantages over the trials of each task.",
+)
+@click.option("--level", type=click.Choice(["episode", "turn"]), default="episode", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_dir: Path) -> None:
+    """Episodes as RL rows: messages, tools, reward, one reward component per check, per-turn
+    rewards, and optionally GRPO- or GDPO-style advantages."""
+    from coworkenv.rollout import read_records
+    from coworkenv.rollout.export_rl import export_rl
+
+    records = [r for d in dirs for r in read_records(d)]
+    summary = export_rl(records, out_dir, advantages=advantages, level=level)  # type: ignore[arg-type]
+    click.echo(json.dumps(summary, indent=2, default=str))
+
+
+@cli.command()
+@click.option("--count", type=click.IntRange(1), default=20, show_default=True, help="Task slots to fill.")
+@click.option(
+    "--capabilities", help="Comma-separated capability ids (default: all of synth/capabilities.json)."
+)
+@click.option(
+    "--generator", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
+)
+@click.option("--model", help="Model for --generator llm.")
+@click.option("--base-url", help="OpenAI-compatible endpoint for --generator llm.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
+@click.option(
+    "--max-rounds", type=click.IntRange(1), default=3, show_default=True, help="Correction rounds per slot."
+)
+@click.option("--concurrency", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+def synth(
+    count: int,
+    capabilities: str | None,
+    generator: str,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str,
+    max_rounds: int,
+    concurrency: int,
+    seed: int,
+    out_dir: Path,
+) -> None:
+    """Generate tasks for capabilities, validate each by executing it, correct or reject.
+
+    Kept tasks land in OUT/tasks/, every draft round in OUT/drafts.jsonl, and the funnel
+    report in OUT/funnel.json and OUT/funnel.html. Rerunning resumes unfinished slots.
+    """
+    import os
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from coworkenv.synth.funnel import build_funnel, print_funnel, write_funnel
+    from coworkenv.synth.generators import LLMGenerator, ProceduralGenerator
+    from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
+
+    chosen: Any
+    if generator == "llm":
+        if not model:
+            raise click.UsageError("--generator llm needs --model")
+        chosen = LLMGenerator(model, base_url=base_url, api_key=os.environ.get(api_key_env))
+    else:
+        chosen = ProceduralGenerator()
+    caps = [c.strip() for c in capabilities.split(",")] if capabilities else None
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
+    ) as bar:
+        job = bar.add_task("synthesizing", total=count)
+
+        def show(state: Any, record: Any) -> None:
+            bar.update(job, completed=state.done, description=f"kept {state.kept}  rejected {state.rejected}")
+
+        try:
+            state = anyio.run(
+                lambda: synthesize(
+                    chosen,
+                    count=count,
+                    out_dir=out_dir,
+                    capabilities=caps,
+                    max_rounds=max_rounds,
+                    concurrency=concurrency,
+                    seed=seed,
+                    progress=show,
+                )
+            )
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+    funnel = build_funnel(read_drafts(out_dir), kept_tasks(out_dir))
+    print_funnel(funnel, Console(width=160))
+    paths = write_funnel(funnel, out_dir)
+    click.echo(
+        f"kept {state.kept} of {state.slots} slots; tasks in {out_dir / 'tasks'}; funnel in {paths['html']}"
+    )
+
+
 @cli.command("task-schema")
 def task_schema() -> None:
     """Print the JSON Schema of the task format (for editors and LLM structured output)."""

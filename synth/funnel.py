@@ -1,0 +1,176 @@
+"""The funnel report of a synthesis run: what survived each stage, why drafts failed,
+how strong the kept tasks' verifiers are, and how diverse the kept set is."""
+
+from __future__ import annotations
+
+import html
+import re
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+from rich.console import Console
+from rich.table import Table
+
+from coworkenv.task import Task
+
+from .pipeline import FUNNEL_STAGES, DraftRecord, funnel_counts
+
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+class CapabilityFunnel(BaseModel):
+    capability: str
+    counts: dict[str, int]
+    failures: dict[str, int] = Field(description="Drafts that stopped at each stage")
+
+
+class Diversity(BaseModel):
+    coverage: dict[str, dict[str, int]] = Field(description="capability -> service -> kept tasks")
+    distinct_people: int
+    distinct_openings: int = Field(description="Distinct first four words of the first user message")
+    instruction_words: dict[str, float] = Field(
+        description="min, median, max words in user messages per task"
+    )
+    multi_turn: int
+    single_turn: int
+
+
+class Funnel(BaseModel):
+    slots: int
+    drafts: int
+    counts: dict[str, int]
+    reasons: dict[str, list[str]] = Field(description="Up to 5 example reasons per failing stage")
+    by_capability: list[CapabilityFunnel]
+    kill_rates: dict[str, float | None] = Field(description="Mutation kill rate of each kept task")
+    rounds_to_keep: dict[str, int] = Field(
+        description="Kept tasks by the round in which they were kept (1-based)"
+    )
+    diversity: Diversity
+
+
+def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
+    reasons: dict[str, list[str]] = {}
+    for r in records:
+        if r.failed_stage and len(reasons.setdefault(r.failed_stage, [])) < 5:
+            reasons[r.failed_stage].append(r.reason)
+    by_cap = []
+    for cap in sorted({r.capability for r in records}):
+        mine = [r for r in records if r.capability == cap]
+        failures = Counter(r.failed_stage for r in mine if r.failed_stage)
+        by_cap.append(CapabilityFunnel(capability=cap, counts=funnel_counts(mine), failures=dict(failures)))
+    kill = {r.task_id: r.kill_rate for r in records if r.kept and r.task_id}
+    rounds = Counter(str(r.round + 1) for r in records if r.kept)
+    return Funnel(
+        slots=len({r.slot for r in records}),
+        drafts=len(records),
+        counts=funnel_counts(records),
+        reasons=reasons,
+        by_capability=by_cap,
+        kill_rates=kill,
+        rounds_to_keep=dict(sorted(rounds.items())),
+        diversity=diversity(kept),
+    )
+
+
+def diversity(kept: list[Task]) -> Diversity:
+    coverage: dict[str, dict[str, int]] = {}
+    people: set[str] = set()
+    openings: set[str] = set()
+    lengths = []
+    for task in kept:
+        for cap in task.capabilities:
+            for service in task.services:
+                coverage.setdefault(cap, {}).setdefault(service, 0)
+                coverage[cap][service] += 1
+        text = " ".join(t.user for t in task.turns)
+        people |= set(EMAIL.findall(text + " " + task.seed.model_dump_json()))
+        openings.add(" ".join(task.turns[0].user.lower().split()[:4]))
+        lengths.append(len(text.split()))
+    stats = (
+        {"min": min(lengths), "median": statistics.median(lengths), "max": max(lengths)} if lengths else {}
+    )
+    multi = sum(t.is_multi_turn for t in kept)
+    return Diversity(
+        coverage=coverage,
+        distinct_people=len(people),
+        distinct_openings=len(openings),
+        instruction_words=stats,
+        multi_turn=multi,
+        single_turn=len(kept) - multi,
+    )
+
+
+def print_funnel(funnel: Funnel, console: Console) -> None:
+    table = Table("stage", "drafts passed", title=f"Funnel: {funnel.slots} slots, {funnel.drafts} drafts")
+    for stage in [*FUNNEL_STAGES, "kept"]:
+        table.add_row(stage, str(funnel.counts[stage]))
+    console.print(table)
+    caps = Table("capability", "drafts", "kept", "stopped at (count)", title="By capability")
+    for c in funnel.by_capability:
+        stops = ", ".join(f"{k} ({v})" for k, v in sorted(c.failures.items())) or "-"
+        caps.add_row(c.capability, str(c.counts["generated"]), str(c.counts["kept"]), stops)
+    console.print(caps)
+    if funnel.reasons:
+        why = Table("stage", "example reasons", title="Why drafts failed")
+        for stage, texts in funnel.reasons.items():
+            why.add_row(stage, "\n".join(t[:200] for t in texts))
+        console.print(why)
+    d = funnel.diversity
+    rates = [r for r in funnel.kill_rates.values() if r is not None]
+    console.print(
+        f"kept {funnel.counts['kept']}: {d.single_turn} single-turn, {d.multi_turn} multi-turn; "
+        f"{d.distinct_people} distinct people, {d.distinct_openings} distinct openings; "
+        f"instruction words {d.instruction_words}; "
+        f"mean mutation kill rate {statistics.mean(rates) if rates else 0:.2f}; rounds to keep {funnel.rounds_to_keep}"
+    )
+
+
+def render_funnel_html(funnel: Funnel) -> str:
+    """One self-contained page: funnel bars, failures by capability, reasons, coverage."""
+    e = html.escape
+    top = max(funnel.counts.values()) or 1
+    bars = "".join(
+        f'<tr><td>{e(stage)}</td><td class="n">{n}</td>'
+        f'<td><svg width="320" height="14"><rect width="{320 * n / top:.1f}" height="14" fill="#4878a8"/></svg></td></tr>'
+        for stage, n in funnel.counts.items()
+    )
+    caps = "".join(
+        f"<tr><td>{e(c.capability)}</td><td class='n'>{c.counts['generated']}</td><td class='n'>{c.counts['kept']}</td>"
+        f"<td>{e(', '.join(f'{k} ({v})' for k, v in sorted(c.failures.items())) or '-')}</td></tr>"
+        for c in funnel.by_capability
+    )
+    reasons = "".join(
+        f"<tr><td>{e(stage)}</td><td>{'<br>'.join(e(t[:300]) for t in texts)}</td></tr>"
+        for stage, texts in funnel.reasons.items()
+    )
+    services = sorted({s for row in funnel.diversity.coverage.values() for s in row})
+    coverage = "".join(
+        f"<tr><td>{e(cap)}</td>"
+        + "".join(f"<td class='n'>{row.get(s, 0) or ''}</td>" for s in services)
+        + "</tr>"
+        for cap, row in sorted(funnel.diversity.coverage.items())
+    )
+    d = funnel.diversity
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>coworkenv synthesis funnel</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}
+td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}.n{{text-align:right}}</style></head><body>
+<h1>Synthesis funnel</h1><p>{funnel.slots} slots, {funnel.drafts} drafts, {funnel.counts["kept"]} kept.</p>
+<section id="funnel"><h2>Stages</h2><table><tr><th>stage</th><th>drafts passed</th><th></th></tr>{bars}</table></section>
+<section id="capabilities"><h2>By capability</h2><table><tr><th>capability</th><th>drafts</th><th>kept</th>
+<th>stopped at</th></tr>{caps}</table></section>
+<section id="reasons"><h2>Why drafts failed</h2><table>{reasons or "<tr><td>none</td></tr>"}</table></section>
+<section id="diversity"><h2>Diversity of the kept tasks</h2>
+<p>{d.single_turn} single-turn, {d.multi_turn} multi-turn; {d.distinct_people} distinct people;
+{d.distinct_openings} distinct openings; instruction words {e(str(d.instruction_words))}.</p>
+<table><tr><th>capability</th>{"".join(f"<th>{e(s)}</th>" for s in services)}</tr>{coverage}</table></section>
+</body></html>
+"""
+
+
+def write_funnel(funnel: Funnel, out_dir: Path) -> dict[str, Path]:
+    paths = {"json": out_dir / "funnel.json", "html": out_dir / "funnel.html"}
+    paths["json"].write_text(funnel.model_dump_json(indent=2))
+    paths["html"].write_text(render_funnel_html(funnel))
+    return paths

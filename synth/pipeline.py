@@ -1,0 +1,264 @@
+"""The synthesis pipeline: draft, validate by executing, feed the report back, keep or reject.
+
+For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
+1. the generator drafts a task (JSON text);
+2. validation: schema, seed loads, checks valid, no-op fails, oracle solves (score 1.0,
+   no safety violation), deterministic, mutants killed (see `rollout.validation`);
+3. near-duplicates of kept tasks are dropped;
+4. a failing draft's report goes back to the generator for the next round.
+Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
+line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+from pydantic import BaseModel, Field, ValidationError
+
+from coworkenv.rollout import SeedCache
+from coworkenv.rollout.validation import validate_task
+from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
+
+from .capabilities import load_capabilities
+from .dedup import find_duplicate
+from .generators import DraftRequest, GenerationError, Generator
+
+DRAFTS_FILE = "drafts.jsonl"
+TASKS_DIR = "tasks"
+
+FUNNEL_STAGES = (
+    "generated",
+    "schema_valid",
+    "seed_loads",
+    "checks_valid",
+    "noop_fails",
+    "solvable",
+    "deterministic",
+    "mutants_killed",
+    "unique",
+)
+VALIDATION_TO_FUNNEL = {
+    "seed": "seed_loads",
+    "checks": "checks_valid",
+    "noop": "noop_fails",
+    "oracle": "solvable",
+    "deterministic": "deterministic",
+    "mutants": "mutants_killed",
+}
+
+
+class DraftRecord(BaseModel):
+    """One round of one slot: how far the draft got and why it stopped."""
+
+    slot: int
+    capability: str
+    round: int
+    generator: str
+    model: str | None = None
+    passed: list[str] = Field(default_factory=list, description="Funnel stages this draft passed, in order")
+    failed_stage: str | None = None
+    reason: str = ""
+    kept: bool = False
+    final: bool = Field(default=False, description="The slot is finished (kept, or out of rounds)")
+    task_id: str | None = None
+    task_hash: str | None = None
+    kill_rate: float | None = None
+    services: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+class SynthState(BaseModel):
+    slots: int
+    done: int = 0
+    kept: int = 0
+    rejected: int = 0
+
+
+def plan_requests(count: int, capabilities: list[str] | None, seed: int) -> list[DraftRequest]:
+    """`count` slots, capabilities in round robin, difficulty cycling easy/medium/hard."""
+    caps = capabilities or list(load_capabilities())
+    for c in caps:
+        if c not in load_capabilities():
+            raise ValueError(f"unknown capability {c!r}; known: {', '.join(load_capabilities())}")
+    requests = []
+    for slot in range(count):
+        variant = slot // len(caps)
+        requests.append(
+            DraftRequest(
+                slot=slot,
+                capability=caps[slot % len(caps)],
+                variant=variant,
+                difficulty=variant % 3,
+                seed=seed,
+            )
+        )
+    return requests
+
+
+def read_drafts(out_dir: Path) -> list[DraftRecord]:
+    path = out_dir / DRAFTS_FILE
+    if not path.exists():
+        return []
+    records = []
+    for line in path.read_bytes().split(b"\n"):
+        if line.strip():
+            try:
+                records.append(DraftRecord.model_validate_json(line))
+            except ValidationError:
+                continue  # a torn line from an interrupted write
+    return records
+
+
+def kept_tasks(out_dir: Path) -> list[Task]:
+    folder = out_dir / TASKS_DIR
+    return [load_task(p) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+
+
+def _append(out_dir: Path, record: DraftRecord) -> None:
+    path = out_dir / DRAFTS_FILE
+    data = path.read_bytes() if path.exists() else b""
+    if data and not data.endswith(b"\n"):  # cut a torn last line before appending
+        with path.open("r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+    with path.open("ab") as f:
+        f.write(record.model_dump_json().encode() + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+async def evaluate_draft(
+    text: str, request: DraftRequest, kept: list[Task], cache: SeedCache
+) -> tuple[DraftRecord, Task | None]:
+    """Validate one draft; the record says which funnel stages it passed and, if it failed, why."""
+    record = DraftRecord(
+        slot=request.slot, capability=request.capability, round=0, generator="", passed=["generated"]
+    )
+    try:
+        task = parse_task(text, source="the draft")
+    except TaskFileError as exc:
+        record.failed_stage, record.reason = "schema_valid", str(exc)
+        return record, None
+    record.passed.append("schema_valid")
+    record.task_id, record.task_hash, record.services = task.id, task.content_hash, list(task.services)
+    report = await validate_task(task, cache=cache)
+    for stage in report.stages:
+        if not stage.passed:
+            record.failed_stage, record.reason = (
+                VALIDATION_TO_FUNNEL[stage.name],
+                f"{stage.name}: {stage.detail}",
+            )
+            return record, None
+        record.passed.append(VALIDATION_TO_FUNNEL[stage.name])
+    record.kill_rate = report.kill_rate
+    duplicate = find_duplicate(task, kept)
+    if duplicate is not None:
+        record.failed_stage = "unique"
+        record.reason = (
+            f"unique: a near-duplicate of kept task {duplicate.id!r}: change the scenario, people and values"
+        )
+        return record, None
+    record.passed.append("unique")
+    return record, task
+
+
+async def synthesize(
+    generator: Generator,
+    *,
+    count: int,
+    out_dir: str | Path,
+    capabilities: list[str] | None = None,
+    max_rounds: int = 3,
+    concurrency: int = 1,
+    seed: int = 0,
+    progress: Callable[[SynthState, DraftRecord], None] | None = None,
+) -> SynthState:
+    """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable."""
+    out = Path(out_dir)
+    (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
+    finished = {r.slot for r in read_drafts(out) if r.final}
+    requests = [r for r in plan_requests(count, capabilities, seed) if r.slot not in finished]
+    state = SynthState(slots=count, done=len(finished))
+    kept = kept_tasks(out)
+    cache = SeedCache()
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+
+    async def fill(request: DraftRequest) -> None:
+        async with limiter:
+            previous: str | None = None
+            report: str | None = None
+            for round_ in range(max_rounds):
+                started = time.perf_counter()
+                try:
+                    text = await generator.draft(request, previous, report, round_)
+                except GenerationError as exc:
+                    record = DraftRecord(
+                        slot=request.slot,
+                        capability=request.capability,
+                        round=round_,
+                        generator=generator.name,
+                        failed_stage="generated",
+                        reason=str(exc),
+                    )
+                    task = None
+                else:
+                    record, task = await evaluate_draft(text, request, kept, cache)
+                    previous, report = text, record.reason
+                record.round, record.generator, record.model = round_, generator.name, generator.model
+                record.seconds = time.perf_counter() - started
+                last = task is not None or round_ == max_rounds - 1
+                if task is not None:
+                    task = _with_provenance(task, generator, round_, seed, kept)
+                    (out / TASKS_DIR / f"{task.id}.json").write_text(dump_task(task))
+                    kept.append(task)
+                    record.kept, record.task_id, record.task_hash = True, task.id, task.content_hash
+                record.final = last
+                _append(out, record)
+                if last:
+                    state.done += 1
+                    state.kept += record.kept
+                    state.rejected += not record.kept
+                if progress is not None:
+                    progress(state, record)
+                if last:
+                    return
+
+    async with anyio.create_task_group() as group:
+        for request in requests:
+            group.start_soon(fill, request)
+    return state
+
+
+def _with_provenance(task: Task, generator: Generator, rounds: int, seed: int, kept: list[Task]) -> Task:
+    """Record where the task came from, and make its id unique among kept tasks."""
+    taken = {t.id for t in kept}
+    task_id, n = task.id, 2
+    while task_id in taken:
+        task_id, n = f"{task.id}-{n}", n + 1
+    provenance = Provenance(
+        generator=generator.name,
+        model=generator.model,
+        rounds=rounds + 1,
+        seed=task.provenance.seed if task.provenance.seed is not None else seed,
+        family=task.provenance.family,
+    )
+    return task.model_copy(update={"id": task_id, "provenance": provenance})
+
+
+def funnel_counts(records: list[DraftRecord]) -> dict[str, int]:
+    """How many drafts passed each stage (every round counts as a draft)."""
+    counts = dict.fromkeys([*FUNNEL_STAGES, "kept"], 0)
+    for record in records:
+        for stage in record.passed:
+            counts[stage] += 1
+        counts["kept"] += record.kept
+    return counts
+
+
+def dump_json(value: object) -> str:
+    return json.dumps(value, indent=2, sort_keys=True)
