@@ -19,7 +19,9 @@ from coworkenv.verifiers import sandbox
 from coworkenv.verifiers._sandbox_child import make_guard
 from coworkenv.verifiers.sandbox import SandboxLimits, run_sandboxed, run_sandboxed_async
 
-FAST = SandboxLimits(cpu_seconds=1, wall_seconds=3, memory_mb=256)
+# The wall limit is generous so that the CPU limit is what fires, even on a busy machine;
+# no test asserts how long anything took (shared machines are noisy).
+FAST = SandboxLimits(cpu_seconds=1, wall_seconds=30, memory_mb=256)
 
 
 def database(*rows: tuple[int, str]) -> bytes:
@@ -193,7 +195,6 @@ def test_a_fork_bomb_is_stopped_at_the_first_fork() -> None:
     result = run_sandboxed(code, "check", limits=FAST)
     assert result.status == "forbidden"
     assert result.error == "PermissionError: sandbox blocked os.fork: starting processes is not allowed"
-    assert result.duration_ms < 3000
     with pytest.raises(ProcessLookupError):
         os.killpg(int(result.stdout), 0)  # nothing is left of the child's process group
 
@@ -254,14 +255,12 @@ def test_a_loop_inside_c_code_ends_on_the_hard_cpu_limit() -> None:
     """The SIGXCPU handler cannot interrupt C code: the kernel's SIGKILL ends it a second later."""
     result = run_sandboxed("def check():\n    return sum(range(10**12))\n", "check", limits=FAST)
     assert (result.status, result.error) == ("timeout", "CPU time limit of 1s exceeded")
-    assert result.duration_ms < 3000
 
 
 def test_a_sleeping_check_ends_on_the_wall_clock_limit() -> None:
     code = "import time\ndef check():\n    time.sleep(30)\n"
     result = run_sandboxed(code, "check", limits=SandboxLimits(wall_seconds=1))
     assert (result.status, result.error) == ("timeout", "wall-clock time limit of 1s exceeded")
-    assert result.duration_ms < 2500
 
 
 @pytest.mark.parametrize(
