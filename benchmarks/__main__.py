@@ -1,15 +1,25 @@
-"""Run every benchmark: `python -m benchmarks` (or `make bench`)."""
+"""Run every benchmark: `python -m benchmarks` (or `make bench`); `python -m benchmarks state`
+runs one group (state, tools, memory, validation, rollout, synth)."""
 
-from . import bench_memory, bench_state, bench_tools
+import sys
+
+from . import bench_memory, bench_rollout, bench_state, bench_synth, bench_tools, bench_validation
+
+GROUPS = {
+    "state": bench_state.run,
+    "tools": bench_tools.run,
+    "memory": bench_memory.run,
+    "validation": bench_validation.run,
+    "rollout": bench_rollout.run,
+    "synth": bench_synth.run,
+}
 
 
 def main() -> None:
-    print("== workspace state ==")
-    bench_state.run()
-    print("\n== tool calls ==")
-    bench_tools.run()
-    print("\n== memory ==")
-    bench_memory.run()
+    chosen = sys.argv[1:] or list(GROUPS)
+    for name in chosen:
+        print(f"\n== {name} ==")
+        GROUPS[name]()
 
 
 if __name__ == "__main__":

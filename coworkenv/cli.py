@@ -525,11 +525,30 @@ def task_schema() -> None:
 
 @cli.command()
 @click.option("--seed", type=int, default=0, show_default=True)
-def demo(seed: int) -> None:
-    """Build the demo workspace and drive a short scripted session through the real MCP servers."""
+@click.option("--count", type=click.IntRange(1), default=50, show_default=True, help="Tasks to synthesize.")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("out/demo"),
+    show_default=True,
+    help="Output folder (replaced).",
+)
+def demo(seed: int, count: int, out_dir: Path) -> None:
+    """The main job, offline: synthesize and validate tasks, roll out a teacher and a student,
+    report, and export SFT and RL data."""
     from coworkenv.demo import run_demo
 
-    anyio.run(run_demo, seed)
+    anyio.run(lambda: run_demo(seed, count, out_dir))
+
+
+@cli.command()
+@click.option("--seed", type=int, default=0, show_default=True)
+def walkthrough(seed: int) -> None:
+    """Drive a short scripted session through the demo workspace's MCP servers, printing each call."""
+    from coworkenv.walkthrough import scripted_session
+
+    anyio.run(scripted_session, seed)
 
 
 def main() -> None:

@@ -1,11 +1,80 @@
-"""`make demo`: the main job on the embedded default, offline."""
+"""`make demo`: the main job on the embedded default, offline and without any key.
+
+1. synthesize tasks procedurally for every capability and keep those that pass execution
+   validation (`synth`);
+2. roll out a teacher (the oracle) and a student (the noisy agent, with a few injected
+   tool errors) on the kept tasks, 4 trials each (`rollout`);
+3. score them: terminal tables, report.json and a self-contained report.html (`report`);
+4. export the teacher's successful runs as SFT rows and the student's runs as RL rows with
+   GRPO advantages (`export sft`, `export rl`).
+Everything lands in one folder (default `out/demo`), replaced on each run.
+"""
 
 from __future__ import annotations
 
-from coworkenv.walkthrough import scripted_session
+import shutil
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from coworkenv.rollout import NoisyPolicy, OraclePolicy, read_records
+from coworkenv.rollout.batch import run_batch
+from coworkenv.rollout.export_rl import export_rl
+from coworkenv.rollout.export_sft import export_sft
+from coworkenv.rollout.report import build_report, print_report
+from coworkenv.rollout.report_html import write_report
+from coworkenv.servers.faults import FaultPlan
+from coworkenv.synth.funnel import build_funnel, print_funnel, write_funnel
+from coworkenv.synth.generators import ProceduralGenerator
+from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
+
+TRIALS = 4
 
 
-async def run_demo(seed: int = 0) -> None:
-    """Drive a scripted session through the real MCP servers of the demo workspace."""
-    print("== a scripted session through the workspace's MCP servers ==")
-    await scripted_session(seed)
+async def run_demo(
+    seed: int = 0, count: int = 50, out: Path = Path("out/demo"), console: Console | None = None
+) -> dict:
+    """Run the whole pipeline; returns the paths and headline numbers."""
+    console = console or Console(width=140)
+    started = time.perf_counter()
+    if out.exists():
+        shutil.rmtree(out)
+    synth_dir, teacher_dir, student_dir = out / "synth", out / "teacher", out / "student"
+
+    console.rule(f"1. synthesize {count} tasks (procedural generator, execution validation)")
+    state = await synthesize(ProceduralGenerator(), count=count, out_dir=synth_dir, seed=seed)
+    tasks = kept_tasks(synth_dir)
+    funnel = build_funnel(read_drafts(synth_dir), tasks)
+    print_funnel(funnel, console)
+    write_funnel(funnel, synth_dir)
+
+    console.rule(f"2. rollouts on {len(tasks)} kept tasks, {TRIALS} trials each")
+    teacher = await run_batch(tasks, OraclePolicy, trials=TRIALS, out_dir=teacher_dir)
+    faults = FaultPlan(rate=0.05, seed=seed)
+    student = await run_batch(
+        tasks, lambda: NoisyPolicy(p=0.3, seed=seed), trials=TRIALS, out_dir=student_dir, faults=faults
+    )
+    console.print(
+        f"teacher (oracle): {teacher.done} episodes, success {teacher.pass_rate:.2f}; "
+        f"student (noisy, 5% injected tool errors): {student.done} episodes, success {student.pass_rate:.2f}"
+    )
+
+    console.rule("3. report")
+    records = read_records(teacher_dir) + read_records(student_dir)
+    print_report(build_report(records, ks=[1, 2, 4]), console)
+    report_paths = write_report(records, out)
+
+    console.rule("4. exports")
+    sft = export_sft(read_records(teacher_dir), out / "exports" / "sft", format="trl", min_score=1.0)
+    sharegpt = export_sft(read_records(teacher_dir), out / "exports" / "sharegpt", format="sharegpt")
+    rl = export_rl(read_records(student_dir), out / "exports" / "rl", advantages="grpo")
+    console.print(
+        f"SFT: {sft['rows']} rows -> {sft['path']}; sharegpt: {sharegpt['rows']} rows; "
+        f"RL: {rl['rows']} rows with GRPO advantages -> {rl['path']}"
+    )
+    seconds = time.perf_counter() - started
+    console.print(
+        f"\nkept {state.kept} of {count} tasks; report {report_paths['html']}; done in {seconds:.0f} s"
+    )
+    return {"kept": state.kept, "report": report_paths, "sft": sft, "rl": rl, "seconds": seconds}

@@ -1,0 +1,55 @@
+"""Validation throughput on the example tasks, and the verifier's cost per episode as a
+ratio of the fork cost."""
+
+import statistics
+import time
+from pathlib import Path
+
+import anyio
+
+from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, run_episode
+from coworkenv.rollout.validation import validate_task
+from coworkenv.task import load_task, task_files
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"
+
+
+async def measure() -> dict:
+    tasks = [load_task(p) for p in task_files([EXAMPLES])]
+    cache = SeedCache()
+    for task in tasks:
+        cache.snapshot(task)  # seeding is paid once per task; measure the per-episode work
+    started = time.perf_counter()
+    for task in tasks:
+        await run_episode(task, NoopPolicy(), cache=cache)
+        await run_episode(task, OraclePolicy(), cache=cache)
+    basic = time.perf_counter() - started
+    started = time.perf_counter()
+    reports = [await validate_task(task, cache=cache) for task in tasks]
+    full = time.perf_counter() - started
+    print(
+        f"{len(tasks)} example tasks: oracle + no-op + verifier {len(tasks) / basic:6.1f} tasks/s; "
+        f"full validation (with mutants) {len(tasks) / full:5.2f} tasks/s; all valid: {all(r.ok for r in reports)}"
+    )
+    verify, fork = [], []
+    for task in tasks:
+        record = await run_episode(task, OraclePolicy(), cache=cache)
+        verify.append(record.timings.verify)
+        snapshot = cache.snapshot(task)
+        t = time.perf_counter()
+        snapshot.fork().close()
+        fork.append(time.perf_counter() - t)
+    v, f = statistics.median(verify) * 1e6, statistics.median(fork) * 1e6
+    print(
+        f"{'verifier per episode (median)':<44} {v:9.1f} us   {'fork of the seeded workspace':<34} {f:9.1f} us   "
+        f"ratio {v / f:5.1f}x"
+    )
+    return {
+        "tasks_per_second": len(tasks) / basic,
+        "full_per_second": len(tasks) / full,
+        "verify_fork_ratio": v / f,
+    }
+
+
+def run() -> dict:
+    return anyio.run(measure)
