@@ -137,12 +137,14 @@ class Unchanged(_Check):
     where: Where = Field(default_factory=dict)
 
 
+ChangeKind = Literal["added", "removed", "changed"]
+CHANGE_KINDS: tuple[ChangeKind, ...] = ("added", "removed", "changed")
+
+
 class AllowedChange(_Spec):
     table: str
     where: Where = Field(default_factory=dict)
-    kinds: list[Literal["added", "removed", "changed"]] = Field(
-        default_factory=lambda: ["added", "removed", "changed"]
-    )
+    kinds: list[ChangeKind] = Field(default_factory=lambda: list(CHANGE_KINDS))
 
 
 class BoundedDiff(_Check):

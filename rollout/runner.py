@@ -121,14 +121,14 @@ async def run_episode(
         if session is not None and session.truncated:
             status = "truncated"
     except Exception as raised:  # recorded as data: a bad episode is a record, not a crash
-        exc = _leaf(raised)
+        cause = _leaf(raised)
         status = "error"
-        if isinstance(exc, PolicyError):
-            error = str(exc)
-        elif isinstance(exc, TimeoutError):
+        if isinstance(cause, PolicyError):
+            error = str(cause)
+        elif isinstance(cause, TimeoutError):
             error = f"the episode ran past {EPISODE_TIMEOUT_SECONDS} s"
         else:
-            error = f"{type(exc).__name__}: {exc}"
+            error = f"{type(cause).__name__}: {cause}"
     verify_started = time.perf_counter()
     # Turns never reached count as failed: their checks are evaluated on the final state.
     for i in range(len(turn_results), len(task.turns)):

@@ -35,7 +35,7 @@ class ScriptedLLM:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host if isinstance(host, str) else host.decode()}:{port}/v1"
 
     def __enter__(self) -> ScriptedLLM:
         self._thread.start()

@@ -53,7 +53,7 @@ class UserSimulator:
 
     async def reply(self, task: Task, turn_index: int, messages: list[dict[str, Any]]) -> str | None:
         """The user's next message, or None when satisfied."""
-        visible = [
+        visible: list[Any] = [
             {"role": "assistant" if m["role"] == "user" else "user", "content": m["content"]}
             for m in messages
             if m["role"] in ("user", "assistant") and m.get("content")

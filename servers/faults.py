@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 FaultKind = Literal["transient", "rate_limit", "latency"]
 INJECTED_PREFIX = "[injected]"
+DEFAULT_KINDS: dict[FaultKind, float] = {"transient": 0.5, "rate_limit": 0.3, "latency": 0.2}
 
 
 class FaultPlan(BaseModel):
@@ -33,9 +34,7 @@ class FaultPlan(BaseModel):
     rate: float = Field(default=0.0, ge=0, le=1)
     services: dict[str, float] = Field(default_factory=dict)
     tools: dict[str, float] = Field(default_factory=dict)
-    kinds: dict[FaultKind, float] = Field(
-        default_factory=lambda: {"transient": 0.5, "rate_limit": 0.3, "latency": 0.2}
-    )
+    kinds: dict[FaultKind, float] = Field(default_factory=lambda: dict(DEFAULT_KINDS))
     latency_seconds: float = Field(default=120, ge=0)
     seed: int = 0
 
