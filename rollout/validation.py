@@ -194,9 +194,11 @@ async def validate_task(
         report.mutants.append(
             MutantResult(description=description, killed=killed, score=record.score, status=record.status)
         )
-        killed_at[position] = killed_at.get(position, False) or killed
-        if description.startswith("drop") and not killed:
-            survivors.append(description)
+        if description.startswith("drop"):
+            if not killed:
+                survivors.append(description)
+        else:  # only alterations count here: a dropped step must fail on its own anyway
+            killed_at[position] = killed_at.get(position, False) or killed
     unkilled = [f"turns[{i}].solution[{j}]" for (i, j), k in killed_at.items() if not k]
     detail = []
     if survivors:

@@ -17,7 +17,7 @@ from typing import Any
 
 from coworkenv.servers import get_service
 from coworkenv.servers.demo import DemoCompany, DemoPerson, build_company, build_demo_workspace
-from coworkenv.state import Snapshot
+from coworkenv.state import Snapshot, Workspace
 from coworkenv.task import Task
 
 from .capabilities import capability
@@ -88,11 +88,19 @@ class FamilyContext:
     def plant(self, services: Sequence[str], operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Apply world operations to a fork of the demo workspace and return their results,
         exactly as seeding the task will (seeding is deterministic)."""
+        return self.seeded(services, operations)[0]
+
+    def seeded(
+        self, services: Sequence[str], operations: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], Workspace]:
+        """`plant`'s results and the workspace as seeding will leave it, for families that must
+        query the seeded state (which demo rows also meet the task's condition, free time)."""
         ws = _demo_snapshot(self.demo_seed, tuple(sorted(services))).fork()
-        return [
+        results = [
             get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
             for op in operations
         ]
+        return results, ws
 
     def task(
         self, *, capability_id: str, services: Sequence[str], operations: list[dict[str, Any]], **fields: Any
