@@ -1,8 +1,8 @@
 """Near-duplicate detection between tasks.
 
 Two tasks are near-duplicates when their signatures overlap almost entirely: the word
-3-grams of their user messages (which carry names, numbers and phrasing), their
-services and capabilities, and the shape of their checks (type, table, column)."""
+3-grams of their user messages and of what their seed plants (names, numbers, subjects),
+their services and capabilities, and the shape of their checks (type, table, column)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,11 @@ DUPLICATE_THRESHOLD = 0.9
 
 
 def signature(task: Task) -> frozenset[str]:
-    words = re.findall(r"[a-z0-9]+", " ".join(t.user for t in task.turns).lower())
-    grams = {" ".join(words[i : i + 3]) for i in range(max(1, len(words) - 2))}
+    grams: set[str] = set()
+    planted = " ".join(str(op.params) for op in task.seed.operations) + str(task.seed.rows)
+    for text in (" ".join(t.user for t in task.turns), planted):
+        words = re.findall(r"[a-z0-9]+", text.lower())
+        grams |= {" ".join(words[i : i + 3]) for i in range(max(1, len(words) - 2))}
     grams |= {f"service:{s}" for s in task.services} | {f"capability:{c}" for c in task.capabilities}
     for check in task.all_checks():
         grams.add(f"check:{check.type}:{getattr(check, 'table', '')}:{getattr(check, 'column', '')}")
