@@ -18,5 +18,10 @@ def test_a_renamed_copy_is_a_duplicate_and_another_seed_is_not() -> None:
 def test_the_planted_seed_counts_not_only_the_user_message() -> None:
     a = build_task("mail_to_ticket", 0, Difficulty.level(0))
     b = build_task("mail_to_ticket", 2, Difficulty.level(0))
-    assert a.turns[0].user.split()[:3] == b.turns[0].user.split()[:3] or a.turns[0].user != b.turns[0].user
+    same_request = a.model_copy(
+        update={"turns": [b.turns[0].model_copy(update={"user": a.turns[0].user}), *b.turns[1:]]}
+    )
+    assert same_request.turns[0].user == a.turns[0].user
     assert find_duplicate(b, [a]) is None
+    # the same request over a different planted seed is still a different task
+    assert find_duplicate(same_request.model_copy(update={"seed": b.seed}), [a]) is None
