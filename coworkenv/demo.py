@@ -62,7 +62,7 @@ async def run_demo(
 
     console.rule("3. report")
     records = read_records(teacher_dir) + read_records(student_dir)
-    print_report(build_report(records, ks=[1, 2, 4]), console)
+    print_report(build_report(records, ks=[1, 2, 4]), console, tasks=False)
     report_paths = write_report(records, out)
 
     console.rule("4. exports")

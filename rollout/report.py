@@ -70,9 +70,10 @@ def fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def print_report(report: Report, console: Console) -> None:
+def print_report(report: Report, console: Console, *, tasks: bool = True) -> None:
     """Render the report as rich tables: overview with pass@k and pass^k, then breakdowns by
-    capability, by service, single- vs multi-turn, by turn index, and per task."""
+    capability, by service, single- vs multi-turn, by turn index, and (unless `tasks` is
+    false) per task."""
     ks = report.ks
     overview = Table(title="Policies")
     for header in ("policy", "episodes", "errors", "tasks", "avg score", "success"):
@@ -102,11 +103,13 @@ def print_report(report: Report, console: Console) -> None:
     console.print(overview)
     for title, column, field in BREAKDOWNS:
         console.print(_breakdown_table(report, title, column, field))
-    tasks = Table(title="Tasks")
+    if not tasks:
+        return
+    per_task = Table(title="Tasks")
     for header in ("task", "policy", "trials", "successes", "avg score", "errors"):
-        tasks.add_column(header, justify="left" if header in ("task", "policy") else "right")
+        per_task.add_column(header, justify="left" if header in ("task", "policy") else "right")
     for row in report.tasks:
-        tasks.add_row(
+        per_task.add_row(
             Text(row.task_id),
             Text(row.policy),
             str(row.trials),
@@ -114,7 +117,7 @@ def print_report(report: Report, console: Console) -> None:
             fmt(row.average_score),
             str(row.errors),
         )
-    console.print(tasks)
+    console.print(per_task)
 
 
 #: (title, first column, the PolicySummary field with the rows), for the terminal and the HTML page.
