@@ -16,14 +16,13 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers import get_service
 from coworkenv.servers.calendar.availability import WorkingHours, free_slots
 from coworkenv.servers.calendar.availability import people as calendar_people
 from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time, parse_time
 from coworkenv.task import Task
 
-from ..family import FamilyContext, _demo_snapshot, family
+from ..family import FamilyContext, family
 
 Json = dict[str, Any]
 WORKDAY = WorkingHours(time(9), time(17), True)
@@ -39,12 +38,8 @@ CALENDAR = ["calendar", "directory"]
 
 
 def _workspace(ctx: FamilyContext, services: Sequence[str], operations: list[Json]) -> tuple[Workspace, list]:
-    """The demo workspace with `operations` applied, exactly as seeding builds it (like
-    ctx.plant, but the workspace comes back too, so a family can plan on it)."""
-    ws = _demo_snapshot(ctx.demo_seed, tuple(sorted(services))).fork()
-    results = []
-    for op in operations:
-        results.append(get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {})))
+    """The demo workspace with `operations` applied, as seeding leaves it, and their results."""
+    results, ws = ctx.seeded(services, operations)
     return ws, results
 
 
