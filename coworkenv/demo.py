@@ -43,7 +43,7 @@ async def run_demo(
     synth_dir, teacher_dir, student_dir = out / "synth", out / "teacher", out / "student"
 
     console.rule(f"1. synthesize {count} tasks (procedural generator, execution validation)")
-    state = await synthesize(ProceduralGenerator(), count=count, out_dir=synth_dir, seed=seed)
+    state = await synthesize(ProceduralGenerator(), count=count, out_dir=synth_dir, seed=seed, concurrency=2)
     tasks = kept_tasks(synth_dir)
     funnel = build_funnel(read_drafts(synth_dir), tasks)
     print_funnel(funnel, console)

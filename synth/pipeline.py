@@ -6,6 +6,8 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
    no safety violation), deterministic, mutants killed (see `rollout.validation`);
 3. near-duplicates of kept tasks are dropped;
 4. a failing draft's report goes back to the generator for the next round.
+With `concurrency` above 1, validation runs in worker processes (it is CPU-bound), so
+slots are validated on several cores at once.
 Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
 line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped.
 """
@@ -19,10 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio
+from anyio import to_process
 from pydantic import BaseModel, Field, ValidationError
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.validation import ValidationReport, validate_task
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
 
 from .capabilities import load_capabilities
@@ -101,6 +104,15 @@ def plan_requests(count: int, capabilities: list[str] | None, seed: int) -> list
     return requests
 
 
+_WORKER_CACHE = SeedCache()
+
+
+def validate_in_worker(task_json: str) -> str:
+    """Validation in a worker process (validation is CPU-bound: one worker per core)."""
+    report = anyio.run(lambda: validate_task(parse_task(task_json), cache=_WORKER_CACHE))
+    return report.model_dump_json()
+
+
 def read_drafts(out_dir: Path) -> list[DraftRecord]:
     path = out_dir / DRAFTS_FILE
     if not path.exists():
@@ -133,7 +145,7 @@ def _append(out_dir: Path, record: DraftRecord) -> None:
 
 
 async def evaluate_draft(
-    text: str, request: DraftRequest, kept: list[Task], cache: SeedCache
+    text: str, request: DraftRequest, kept: list[Task], cache: SeedCache, *, in_worker: bool = False
 ) -> tuple[DraftRecord, Task | None]:
     """Validate one draft; the record says which funnel stages it passed and, if it failed, why."""
     record = DraftRecord(
@@ -146,7 +158,12 @@ async def evaluate_draft(
         return record, None
     record.passed.append("schema_valid")
     record.task_id, record.task_hash, record.services = task.id, task.content_hash, list(task.services)
-    report = await validate_task(task, cache=cache)
+    if in_worker:
+        report = ValidationReport.model_validate_json(
+            await to_process.run_sync(validate_in_worker, task.model_dump_json(), cancellable=True)
+        )
+    else:
+        report = await validate_task(task, cache=cache)
     for stage in report.stages:
         if not stage.passed:
             record.failed_stage, record.reason = (
@@ -207,7 +224,7 @@ async def synthesize(
                     )
                     task = None
                 else:
-                    record, task = await evaluate_draft(text, request, kept, cache)
+                    record, task = await evaluate_draft(text, request, kept, cache, in_worker=concurrency > 1)
                     previous, report = text, record.reason
                 record.round, record.generator, record.model = round_, generator.name, generator.model
                 record.seconds = time.perf_counter() - started
