@@ -182,9 +182,9 @@ def play(task_path: Path, db: Path, transport: str, port: int) -> None:
     click.echo("\n".join(verdict_lines(verdict)))
 
 
-def _ask(prompt: str) -> str:
+async def _ask(prompt: str) -> str:
     click.echo(prompt, nl=False)
-    line = sys.stdin.readline()
+    line = await anyio.to_thread.run_sync(sys.stdin.readline)
     return line if line else "q"
 
 

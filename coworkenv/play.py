@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from coworkenv.rollout import apply_event, seed_workspace
@@ -34,9 +34,10 @@ async def play(
     transport: str,
     port: int,
     say: Callable[[str], None],
-    wait: Callable[[str], str],
+    wait: Callable[[str], Awaitable[str]],
 ) -> Verdict:
-    """Run the console loop; `say` prints, `wait` asks and returns the answer."""
+    """Run the console loop; `say` prints, `wait` asks and returns the answer (an empty
+    answer ends the turn, "q" stops after it)."""
     initial = seed_workspace(task)
     initial.save(db, overwrite=True)
     server: subprocess.Popen[bytes] | None = None
@@ -59,7 +60,7 @@ async def play(
             seq = ws.audit.last_seq()
             ws.close()
             say(f"\n--- turn {i + 1} of {len(task.turns)} ---\nUser: {turn.user}")
-            answer = wait("Press Enter when the agent has finished this turn (q to stop): ")
+            answer = await wait("Press Enter when the agent has finished this turn (q to stop): ")
             ws = Workspace.open(db)
             results = await judge_turn(
                 turn.checks, initial, ws, ws.audit.entries(since=seq), task.user_email, i
