@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -229,7 +228,6 @@ __all__ = [
     "TaskFileError",
     "Turn",
     "WorldCall",
-    "datetime",
     "dump_task",
     "load_task",
     "parse_task",

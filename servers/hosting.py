@@ -8,7 +8,7 @@ any Host header that is not the bound local address.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 from starlette.applications import Starlette
@@ -74,7 +74,3 @@ def serve_http(workspace: Workspace, service: str, *, host: str = DEFAULT_HOST, 
     import uvicorn
 
     uvicorn.run(build_http_app(workspace, service, host=host), host=host, port=port, log_level="warning")
-
-
-def valid_services(extra: Iterable[str] = ("all",)) -> list[str]:
-    return [*SERVICE_NAMES, *extra]
