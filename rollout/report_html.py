@@ -177,10 +177,11 @@ def _figure(caption: str, svg: str) -> str:
     return f"<figure><figcaption>{escape(caption)}</figcaption>{svg}</figure>"
 
 
-def _svg(label: str, body: list[str]) -> str:
+def _svg(label: str, body: list[str], extra_height: int = 0) -> str:
+    height = HEIGHT + extra_height
     return (
-        f'<svg class="chart" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'role="img" aria-label="{escape(label)}">' + "".join(body) + "</svg>"
+        f'<svg class="chart" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+        f'role="img" aria-label="{escape(label)}" style="overflow: visible">' + "".join(body) + "</svg>"
     )
 
 
@@ -279,8 +280,17 @@ def _grouped_bars(report: Report, field: str, colors: dict[str, str]) -> str:
             f'<rect x="{x0:.1f}" y="{y:.1f}" width="{max(x1 - x0 - 1, 1):.1f}" height="{_y(0) - y:.1f}" '
             f'fill="{colors[policy]}"><title>{tip}</title></rect>'
         )
-    body += [_x_label((i + 0.5) * group, key) for i, key in enumerate(keys)]
-    return _svg("success rate", body)
+    if len(keys) <= 4:
+        body += [_x_label((i + 0.5) * group, key) for i, key in enumerate(keys)]
+        return _svg("success rate", body)
+    # many groups: slanted labels below the axis, in a taller chart
+    y = HEIGHT - BOTTOM + 12
+    for i, key in enumerate(keys):
+        x = _x((i + 0.5) * group)
+        body.append(
+            f'<text x="{x:.1f}" y="{y}" text-anchor="end" transform="rotate(-40 {x:.1f} {y})">{escape(key)}</text>'
+        )
+    return _svg("success rate", body, extra_height=max(len(k) for k in keys) * 5)
 
 
 __all__ = ["render_html", "write_report"]
