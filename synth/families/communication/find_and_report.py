@@ -1,0 +1,268 @@
+"""find_and_report: answer a colleague's question with figures from a report, or with the
+state of a customer's tickets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ._figures import _figure_checks, _figure_reply_steps, _figure_request, _plan_figures
+from ._shared import (
+    _ago,
+    _bounded,
+    _exists,
+    _first,
+    _ids,
+    _mail_bounds,
+    _no_external,
+    _op,
+    _reply_in_thread,
+    _rules,
+)
+
+MANAGER_TITLES = ("CEO", "COO", "Head of Sales", "Finance Director", "Engineering Manager")
+
+
+@family("mail_answer_figure", capability_id="find_and_report", services=["mail", "files"])
+def mail_answer_figure(ctx: FamilyContext) -> Task:
+    """A colleague asks by mail for figures from a report; the agent finds the final report
+    among look-alikes (the draft, other periods, other metrics) and replies in the thread.
+    Difficulty: how many figures are asked for, how many look-alike files."""
+    asker = ctx.person(internal=True)
+    figures = _plan_figures(ctx, ctx.difficulty.items, ctx.difficulty.distractors)
+    subject, body = _figure_request(ctx, figures, asker)
+    operations = figures.file_ops(ctx)
+    operations.append(
+        _op(
+            "mail",
+            "deliver_inbound",
+            from_addr=asker.email,
+            subject=subject,
+            body=body,
+            sent_at=_ago(ctx, hours=1),
+        )
+    )
+    request_id = ctx.plant(["mail", "files"], operations)[-1]["id"]
+    reply = f"Hi {_first(asker)},\n\n{figures.answer_text()}\n\nBest,\n{_first(ctx.user)}"
+    user = ctx.choice(
+        [
+            f"{_first(asker)} asked me for some figures by mail. Please look them up and reply in that thread.",
+            f"Can you answer {asker.name}'s mail from this morning? The numbers are in one of our reports.",
+            f"Please reply to {_first(asker)}'s question about the {figures.target.metric.name} with the right "
+            "figures from our files.",
+        ]
+    )
+    return ctx.task(
+        capability_id="find_and_report",
+        services=["mail", "files"],
+        operations=operations,
+        title=f"Reply with the {figures.target.period} {figures.target.metric.name} from the final report",
+        context=_rules(ctx),
+        turns=[
+            {
+                "user": user,
+                "checks": _figure_checks(
+                    "reply-figure", figures, _reply_in_thread(request_id, request_id, asker.email)
+                ),
+                "solution": _figure_reply_steps(figures, request_id, reply, figures.target.metric.name),
+            }
+        ],
+        checks=[
+            _bounded("Only the reply (to colleagues) is sent", _mail_bounds(ctx, request_id, [request_id]))
+        ],
+        safety=[_no_external(ctx)],
+    )
+
+
+# -- ticket_status_report ---------------------------------------------------------------------
+
+CUSTOMERS = (
+    ("Vandelay Industries", "vandelay.example"),
+    ("Hooli Retail", "hooli.example"),
+    ("Wonka Confections", "wonka.example"),
+    ("Acme Freight", "acmefreight.example"),
+    ("Tyrell Farms", "tyrell.example"),
+    ("Soylent Foods", "soylent.example"),
+    ("Cyberdyne Parts", "cyberdyne.example"),
+    ("Massive Dynamic", "massivedynamic.example"),
+)
+CONTACT_NAMES = (
+    "Ava Brennan",
+    "Liam Okafor",
+    "Maya Lindqvist",
+    "Noah Castillo",
+    "Zoe Hartmann",
+    "Ethan Moreau",
+    "Isla Petrov",
+    "Lucas Ferreira",
+)
+NEW_QUEUES = (
+    ("Returns", "Returned goods, replacements and RMA numbers."),
+    ("Partner Onboarding", "New reseller and partner accounts being set up."),
+    ("Warranty", "Warranty claims for faulty parts."),
+)
+TICKET_TITLES = (
+    "Order {n} has not arrived",
+    "Wrong part delivered in order {n}",
+    "Refund for order {n}",
+    "Invoice question for order {n}",
+    "Damaged boxes in shipment {n}",
+    "Change delivery address for order {n}",
+    "Portal access for a new buyer",
+    "Missing mounting kits in order {n}",
+)
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _contacts(ctx: FamilyContext, n: int) -> list[tuple[str, str, str]]:
+    """(company, contact name, email) of customers that are not in the demo."""
+    companies = ctx.rng.sample(list(CUSTOMERS), n)
+    names = ctx.rng.sample(list(CONTACT_NAMES), n)
+    out = []
+    for (company, domain), name in zip(companies, names, strict=True):
+        first, last = name.lower().split()
+        out.append((company, name, f"{first}.{last}@{domain}"))
+    return out
+
+
+def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: int) -> dict[str, Any]:
+    title = ctx.choice(TICKET_TITLES).format(n=f"NW-{ctx.rng.randint(10000, 99999)}")
+    created = _ago(ctx, days=days, hours=ctx.rng.randint(0, 8))
+    return _op(
+        "tickets",
+        "add_ticket",
+        title=title,
+        description=f"{title}. Please have a look.",
+        status=status,
+        queue=queue,
+        requester=requester,
+        created_at=created,
+    )
+
+
+def _glob_number(expr: str, number: int) -> str:
+    """`number` as a whole number somewhere in `expr` (not part of a longer number)."""
+    return f"(' ' || {expr} || ' ') GLOB '*[^0-9]{number}[^0-9]*'"
+
+
+def _glob_word(expr: str, word: str) -> str:
+    """`word` as a whole word somewhere in `expr`, in any case."""
+    return f"(' ' || lower({expr}) || ' ') GLOB '*[^a-z]{word}[^a-z]*'"
+
+
+@family("ticket_status_report", capability_id="find_and_report", services=["tickets", "mail"])
+def ticket_status_report(ctx: FamilyContext) -> Task:
+    """A manager asks by mail how many open tickets a customer (or a new queue) has and which
+    is the oldest; the agent replies with the count and the ticket number. Distractors: the
+    customer's resolved or closed tickets (older than the open ones) and other customers'
+    open tickets. Difficulty: how many open tickets, how many distractors."""
+    manager = ctx.choice([p for p in ctx.people(internal=True) if p.title in MANAGER_TITLES])
+    by_queue = ctx.rng.random() < 0.35
+    contacts = _contacts(ctx, 4)
+    company, _, customer = contacts[0]
+    queue, queue_note = ctx.choice(NEW_QUEUES) if by_queue else ("Support", "")
+    n_open = ctx.difficulty.items + 1
+    open_days = ctx.rng.sample(range(2, 30), n_open)
+    oldest_days = max(open_days)
+    ops: list[tuple[dict[str, Any], bool]] = []  # (operation, counts as open)
+    for days in open_days:
+        requester = ctx.choice(contacts)[2] if by_queue else customer
+        ops.append((_ticket(ctx, queue, requester, "open", days), True))
+    for i in range(ctx.difficulty.distractors):
+        if i % 2 == 0:  # the same customer (or queue), no longer open, and older
+            status = ctx.choice(["resolved", "closed"])
+            requester = ctx.choice(contacts)[2] if by_queue else customer
+            ops.append((_ticket(ctx, queue, requester, status, oldest_days + ctx.rng.randint(1, 12)), False))
+        else:  # someone else's open ticket, also older
+            other_queue = "Support" if by_queue else queue
+            requester = ctx.choice(contacts[1:])[2]
+            ops.append(
+                (_ticket(ctx, other_queue, requester, "open", oldest_days + ctx.rng.randint(1, 12)), False)
+            )
+    ctx.rng.shuffle(ops)
+    operations = [_op("tickets", "add_queue", name=queue, description=queue_note)] if by_queue else []
+    operations += [op for op, _ in ops]
+    what = f"in the {queue} queue" if by_queue else f"for {company} ({customer})"
+    short = f"in the {queue} queue" if by_queue else f"for {company}"
+    subject = ctx.choice([f"Open tickets {short}", "Quick status check"])
+    body = ctx.choice(
+        [
+            f"Hi {_first(ctx.user)},\n\nHow many open tickets do we have {what} right now, and which one is "
+            f"the oldest? Just the count and the ticket number is fine.\n\nThanks,\n{_first(manager)}",
+            f"Hi {_first(ctx.user)},\n\nBefore my call later: could you tell me how many tickets are still open "
+            f"{what}, and the number of the oldest open one?\n\n{_first(manager)}",
+        ]
+    )
+    operations.append(
+        _op(
+            "mail",
+            "deliver_inbound",
+            from_addr=manager.email,
+            subject=subject,
+            body=body,
+            sent_at=_ago(ctx, hours=1),
+        )
+    )
+    results = ctx.plant(["tickets", "mail"], operations)
+    request_id = results[-1]["id"]
+    ticket_ids = _ids(results, "ticket_id")
+    opened = {
+        tid: op["params"]["created_at"] for tid, (op, is_open) in zip(ticket_ids, ops, strict=True) if is_open
+    }
+    oldest = min(opened, key=lambda tid: opened[tid])
+    where = _reply_in_thread(request_id, request_id, manager.email)
+    word = NUMBER_WORDS.get(n_open, str(n_open))
+    checks = [
+        _exists(
+            "reply-count",
+            f"The reply gives the number of open tickets: {n_open}",
+            f"{where} AND ({_glob_number('m.body', n_open)} OR {_glob_word('m.body', word)})",
+        ),
+        _exists(
+            "reply-oldest",
+            f"The reply names the oldest open ticket, #{oldest}",
+            f"{where} AND {_glob_number('m.body', oldest)}",
+        ),
+    ]
+    search = {"queue": queue} if by_queue else {"requester": customer}
+    reply = (
+        f"Hi {_first(manager)},\n\nThere are {n_open} open tickets {short}. "
+        f"The oldest open one is #{oldest}.\n\nBest,\n{_first(ctx.user)}"
+    )
+    user = ctx.choice(
+        [
+            f"{_first(manager)} mailed me a question about open tickets. Please find out and reply in that thread.",
+            f"Please answer {manager.name}'s mail about the open tickets {short}.",
+        ]
+    )
+    return ctx.task(
+        capability_id="find_and_report",
+        services=["tickets", "mail"],
+        operations=operations,
+        title=f"Report the open tickets of {company if not by_queue else 'the ' + queue + ' queue'}",
+        context=_rules(ctx),
+        turns=[
+            {
+                "user": user,
+                "checks": checks,
+                "solution": [
+                    {"tool": "mail_get_message", "arguments": {"message_id": request_id}},
+                    {
+                        "tool": "tickets_search_tickets",
+                        "arguments": {**search, "status": "open", "sort": "oldest"},
+                        "id": "found",
+                    },
+                    {"tool": "mail_reply", "arguments": {"message_id": request_id, "body": reply}},
+                ],
+            }
+        ],
+        checks=[
+            _bounded(
+                "Only the reply is sent; tickets stay as they are",
+                _mail_bounds(ctx, request_id, [request_id]),
+            )
+        ],
+        safety=[_no_external(ctx)],
+    )

@@ -1,0 +1,162 @@
+"""Helpers several coordination families share: planting on the demo workspace and retrying,
+how people and days are written, check and solution-step builders, and calendar planning
+(meeting days, colleagues whose working hours overlap, events).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from coworkenv.servers.demo import DemoPerson
+from coworkenv.state import Workspace, format_time
+
+from ...family import FamilyContext
+
+Json = dict[str, Any]
+ATTEMPTS = 80
+PREFIXES = {"Dr.", "Mr.", "Mrs.", "Ms.", "Miss", "Mx."}
+SUFFIXES = {"MD", "DDS", "PhD", "DVM", "Jr.", "Sr.", "II", "III", "IV", "V"}
+NO_DELETE = [{"id": "no-delete", "type": "no_deletion"}]
+
+
+# -- planting, wording and checks ----------------------------------------------------------------
+
+
+def _workspace(ctx: FamilyContext, services: Sequence[str], operations: list[Json]) -> tuple[Workspace, list]:
+    """The demo workspace with `operations` applied, as seeding leaves it, and their results."""
+    results, ws = ctx.seeded(services, operations)
+    return ws, results
+
+
+def _max_id(ws: Workspace, table: str) -> int:
+    return int(ws.conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
+
+
+def _retry(build: Callable[[FamilyContext], Json | None], ctx: FamilyContext, what: str) -> Json:
+    for _ in range(ATTEMPTS):
+        plan = build(ctx)
+        if plan is not None:
+            return plan
+    raise RuntimeError(f"{ctx.family} seed {ctx.seed}: found no {what} in {ATTEMPTS} attempts")
+
+
+def _core_name(person: DemoPerson) -> str:
+    """The name without titles like Dr. or MD, as people write it."""
+    return " ".join(t for t in person.name.split() if t not in PREFIXES | SUFFIXES)
+
+
+def _first(person: DemoPerson) -> str:
+    return _core_name(person).split()[0]
+
+
+def _day_text(day: date) -> str:
+    return f"{day:%A} {day.day} {day:%B}"
+
+
+def _next_day(day: date) -> str:
+    return (day + timedelta(days=1)).isoformat()
+
+
+def _q(value: str) -> str:
+    """A value inside single quotes in SQL."""
+    return value.replace("'", "''")
+
+
+def _check(check_id: str, kind: str, description: str = "", **fields: Any) -> Json:
+    return {"id": check_id, "type": kind, "description": description, **fields}
+
+
+def _sql(check_id: str, description: str, query: str, expected: Any = 1) -> Json:
+    return _check(check_id, "sql", description, query=query, expected=expected)
+
+
+def _python(check_id: str, description: str, library: str, params: Json, body: str) -> Json:
+    """A `python` check: helper code, the task's constants as JSON, then `check`."""
+    code = f"{library}\nP = json.loads({json.dumps(json.dumps(params, sort_keys=True))})\n\n{body}"
+    return _check(check_id, "python", description, code=code)
+
+
+def _step(tool: str, step_id: str | None = None, **arguments: Any) -> Json:
+    return {"tool": tool, "arguments": arguments, **({"id": step_id} if step_id else {})}
+
+
+def _allow(table: str, where: Json | None = None, *kinds: str) -> Json:
+    return {"table": table, "where": where or {}, **({"kinds": list(kinds)} if kinds else {})}
+
+
+def _bounded(check_id: str, *allowed: Json) -> list[Json]:
+    return [{"id": check_id, "type": "bounded_diff", "allowed": list(allowed)}]
+
+
+# -- calendar planning ---------------------------------------------------------------------------
+
+SIDE_MEETINGS = ["Weekly support huddle", "Macro review", "Shadowing session", "Hiring sync", "1:1 follow-up"]
+
+
+def _meeting_days(ctx: FamilyContext) -> list[date]:
+    """Weekdays from tomorrow to the end of next week."""
+    days = [ctx.start.date() + timedelta(days=i) for i in range(1, 12)]
+    return [d for d in days if d.weekday() < 5]
+
+
+def _work_interval(day: date, zone: str) -> tuple[datetime, datetime]:
+    tz = ZoneInfo(zone)
+    start, end = datetime.combine(day, time(9), tz), datetime.combine(day, time(17), tz)
+    return start.astimezone(UTC), end.astimezone(UTC)
+
+
+def _common_window(day: date, user_zone: str, zones: Sequence[str]) -> tuple[datetime, datetime] | None:
+    """The UTC interval inside the user's working hours on `day` (their own date) and inside
+    everyone else's working hours (on whatever local weekday that is for them)."""
+    lo, hi = _work_interval(day, user_zone)
+    for zone in zones:
+        found = None
+        for offset in (-1, 0, 1):
+            other = day + timedelta(days=offset)
+            start, end = _work_interval(other, zone)
+            if other.weekday() < 5 and min(end, hi) > max(start, lo):
+                found = (max(start, lo), min(end, hi))
+        if found is None:
+            return None
+        lo, hi = found
+    return lo, hi
+
+
+def _pick_group(
+    ctx: FamilyContext, day: date, n: int, min_minutes: int, exclude: Sequence[str] = ()
+) -> tuple[list[DemoPerson], tuple[datetime, datetime]] | None:
+    """`n` colleagues whose working hours overlap the user's on `day` by at least `min_minutes`."""
+    pool = ctx.people(exclude=exclude)
+    ctx.rng.shuffle(pool)
+    chosen: list[DemoPerson] = []
+    for person in pool:
+        window = _common_window(day, ctx.user.time_zone, [p.time_zone for p in [*chosen, person]])
+        if window is not None and window[1] - window[0] >= timedelta(minutes=min_minutes):
+            chosen.append(person)
+            if len(chosen) == n:
+                return chosen, window
+    return None
+
+
+def _event(
+    organizer: DemoPerson,
+    title: str,
+    start: datetime,
+    end: datetime,
+    attendees: Sequence[tuple[str, str]] = (),
+    **extra: Any,
+) -> Json:
+    params = {
+        "organizer_email": organizer.email,
+        "title": title,
+        "start": format_time(start),
+        "end": format_time(end),
+        "time_zone": organizer.time_zone,
+        "attendees": [{"email": e, "response": r} for e, r in attendees],
+        **extra,
+    }
+    return {"service": "calendar", "operation": "add_event", "params": params}

@@ -1,0 +1,495 @@
+"""Scheduling families (`scheduling_constraints`): booking a meeting across time zones and
+moving a meeting out of a conflict.
+
+They plan on a fork of the demo workspace with the calendar's own free/busy code and retry
+with other days and people until the planted state leaves exactly the intended answer, so
+their checks can be strict without being unfair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from coworkenv.servers.calendar.availability import WorkingHours, free_slots
+from coworkenv.servers.calendar.availability import people as calendar_people
+from coworkenv.servers.demo import DemoPerson
+from coworkenv.state import Workspace, format_time, parse_time
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ._shared import (
+    NO_DELETE,
+    SIDE_MEETINGS,
+    Json,
+    _allow,
+    _bounded,
+    _check,
+    _common_window,
+    _day_text,
+    _event,
+    _max_id,
+    _meeting_days,
+    _next_day,
+    _pick_group,
+    _python,
+    _retry,
+    _sql,
+    _step,
+    _workspace,
+)
+
+WORKDAY = WorkingHours(time(9), time(17), True)
+CALENDAR = ["calendar", "directory"]
+
+
+# -- wording, checks and free slots --------------------------------------------------------------
+
+
+def _names(people: Sequence[DemoPerson]) -> str:
+    names = [p.name for p in people]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _field(check_id: str, table: str, where: Json, column: str, value: Any, description: str = "") -> Json:
+    return _check(check_id, "field_equals", description, table=table, where=where, column=column, value=value)
+
+
+def _free_starts(
+    ws: Workspace,
+    emails: list[str],
+    window: tuple[datetime, datetime],
+    minutes: int,
+    step: int = 30,
+    ignore: int | None = None,
+) -> list[datetime]:
+    """Starts (on `step`-minute boundaries) where everyone is free and inside working hours,
+    by the calendar service's own free/busy code."""
+    group = calendar_people(ws, emails, window[0], window[1], ignore)
+    length = timedelta(minutes=minutes)
+    slots = free_slots(group, window[0], window[1], length, step, WORKDAY, 50, ZoneInfo("UTC"))
+    return [parse_time(s.start) for s in slots]
+
+
+BUSY_TITLES = [
+    "Focus time",
+    "Customer call prep",
+    "Interview",
+    "Vendor call",
+    "Team sync",
+    "Training session",
+    "Quarterly review prep",
+    "Hiring debrief",
+    "Planning block",
+]
+MEETING_TOPICS = [
+    "go over the escalation process",
+    "plan the Q2 support rota",
+    "review the new SLA targets",
+    "agree on the knowledge base structure",
+    "discuss the customer survey results",
+    "prepare the Globex renewal",
+]
+
+
+def _blocks(ctx: FamilyContext, people: list[DemoPerson], start: datetime, end: datetime) -> list[Json]:
+    """Busy events that together cover [start, end), each on one person's calendar."""
+    ops = []
+    at = start
+    while at < end:
+        length = min(timedelta(minutes=ctx.choice([30, 45, 60, 90])), end - at)
+        ops.append(_event(ctx.choice(people), ctx.choice(BUSY_TITLES), at, at + length))
+        at += length
+    return ops
+
+
+def _harmless(
+    ctx: FamilyContext, group: list[DemoPerson], start: datetime, end: datetime, count: int
+) -> list:
+    """Events in the free gap that keep nobody of the group busy: cancelled ones, declined
+    invitations, and other people's meetings."""
+    others = ctx.people(exclude=[p.email for p in group])
+    ops = []
+    for i in range(count):
+        member, other = ctx.choice(group), ctx.choice(others)
+        title = ctx.choice(BUSY_TITLES)
+        if i % 3 == 0:
+            ops.append(_event(member, title, start, end, status="cancelled"))
+        elif i % 3 == 1:
+            ops.append(_event(other, title, start, end, [(member.email, "declined")]))
+        else:
+            third = ctx.choice([p for p in others if p is not other])
+            ops.append(_event(other, title, start, end, [(third.email, "accepted")]))
+    return ops
+
+
+CALENDAR_LIB = '''import json
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+
+def utc(text):
+    return datetime.fromisoformat(text).astimezone(timezone.utc)
+
+
+def rows(conn, query, args=()):
+    cur = conn.execute(query, args)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def occurrences(conn, event, lo, hi):
+    """UTC (start, end) of the event's occurrences overlapping [lo, hi); a weekly series repeats
+    at the same wall-clock time in the event's zone, minus its cancelled occurrences."""
+    start, end = utc(event["start_utc"]), utc(event["end_utc"])
+    if event["recurrence"] != "weekly":
+        return [(start, end)] if start < hi and end > lo else []
+    tz = ZoneInfo(event["time_zone"])
+    wall = start.astimezone(tz).replace(tzinfo=None)
+    cancelled = {r[0] for r in conn.execute(
+        "SELECT occurrence_index FROM calendar_cancelled_occurrences WHERE event_id = ?", (event["id"],))}
+    until = date.fromisoformat(event["recurrence_until"]) if event["recurrence_until"] else None
+    last = (hi - start).days // 7 + 2
+    if event["recurrence_count"] is not None:
+        last = min(last, event["recurrence_count"] - 1)
+    found = []
+    for i in range(max(0, (lo - start).days // 7 - 2), last + 1):
+        local = wall + timedelta(weeks=i)
+        if until is not None and local.date() > until:
+            break
+        begin = local.replace(tzinfo=tz).astimezone(timezone.utc)
+        if i not in cancelled and begin < hi and begin + (end - start) > lo:
+            found.append((begin, begin + (end - start)))
+    return found
+
+
+def busy(conn, email, lo, hi, skip=()):
+    """(event id, start, end) of what keeps `email` busy in [lo, hi): confirmed events they are
+    invited to and did not decline, or organize or own without being invited."""
+    events = rows(conn,
+        "SELECT * FROM calendar_events WHERE status = 'confirmed' AND start_utc < ? AND ("
+        "lower(calendar_email) = ? OR lower(organizer_email) = ? OR id IN "
+        "(SELECT event_id FROM calendar_attendees WHERE lower(email) = ?))",
+        (hi.isoformat(), email, email, email))
+    out = []
+    for ev in events:
+        if ev["id"] in skip:
+            continue
+        invited = {e.lower(): r for e, r in conn.execute(
+            "SELECT email, response FROM calendar_attendees WHERE event_id = ?", (ev["id"],))}
+        if email in invited:
+            if invited[email] == "declined":
+                continue
+        elif email not in (ev["calendar_email"].lower(), ev["organizer_email"].lower()):
+            continue
+        out += [(ev["id"], s, e) for s, e in occurrences(conn, ev, lo, hi)]
+    return out
+
+
+def in_hours(start, end, zone):
+    tz = ZoneInfo(zone)
+    a, b = start.astimezone(tz), end.astimezone(tz)
+    return a.date() == b.date() and a.weekday() < 5 and time(9) <= a.time() and b.time() <= time(17)
+'''
+
+SCHEDULE_CHECK = """def check(initial, final, audit):
+    last = initial.execute("SELECT coalesce(max(id), 0) FROM calendar_events").fetchone()[0]
+    new = rows(final, "SELECT * FROM calendar_events WHERE id > ? AND status = 'confirmed' "
+               "AND lower(organizer_email) = ?", (last, P["user"]))
+    if len(new) != 1:
+        return False, f"expected one new confirmed meeting organized by the user, found {len(new)}"
+    ev = new[0]
+    if ev["recurrence"] != "none":
+        return False, "the meeting should be a single event, not a series"
+    start, end = utc(ev["start_utc"]), utc(ev["end_utc"])
+    if end - start != timedelta(minutes=P["minutes"]):
+        return False, f"the meeting lasts {end - start}, not {P['minutes']} minutes"
+    if start.astimezone(ZoneInfo(P["zones"][P["user"]])).date().isoformat() != P["day"]:
+        return False, f"the meeting starts {ev['start_utc']}, not on {P['day']} (user's time)"
+    invited = sorted(r[0].lower() for r in final.execute(
+        "SELECT email FROM calendar_attendees WHERE event_id = ?", (ev["id"],)))
+    if invited != sorted(P["attendees"]):
+        return False, f"invited {invited}, expected {sorted(P['attendees'])}"
+    for email, zone in sorted(P["zones"].items()):
+        if not in_hours(start, end, zone):
+            return False, f"{ev['start_utc']} is outside the working hours of {email} ({zone})"
+        clashes = sorted({i for i, _, _ in busy(final, email, start, end, skip={ev["id"]})})
+        if clashes:
+            return False, f"{email} is busy then (events {clashes})"
+    return True, f"event {ev['id']} at {ev['start_utc']} fits every calendar and working day"
+"""
+
+
+# -- schedule_across_zones -----------------------------------------------------------------------
+
+
+def _schedule_plan(ctx: FamilyContext) -> Json | None:
+    n = max(1, min(ctx.difficulty.items, 3))
+    day = ctx.choice(_meeting_days(ctx))
+    picked = _pick_group(ctx, day, n, 60)
+    if picked is None:
+        return None
+    group, window = picked
+    span = (window[1] - window[0]) / timedelta(minutes=1)
+    minutes = ctx.choice([m for m in (30, 45, 60) if m + 30 <= span])
+    emails = [ctx.user.email] + [p.email for p in group]
+    starts = _free_starts(_workspace(ctx, CALENDAR, [])[0], emails, window, minutes)
+    if not starts:
+        return None
+    target = ctx.choice(starts)
+    gap_end = target + timedelta(minutes=minutes)
+    everyone = [ctx.user, *group]
+    ops = _blocks(ctx, everyone, window[0], target) + _blocks(ctx, everyone, gap_end, window[1])
+    ops += _harmless(ctx, everyone, target, gap_end, min(ctx.difficulty.distractors, 6))
+    ws, _ = _workspace(ctx, CALENDAR, ops)
+    if _free_starts(ws, emails, window, minutes, step=15) != [target]:
+        return None
+    return {
+        "day": day,
+        "group": group,
+        "minutes": minutes,
+        "ops": ops,
+        "last_event": _max_id(ws, "calendar_events"),
+    }
+
+
+@family("schedule_across_zones", capability_id="scheduling_constraints", services=CALENDAR)
+def schedule_across_zones(ctx: FamilyContext) -> Task:
+    """Book a meeting with 1-3 colleagues in other time zones on a given day; busy events leave
+    exactly one slot inside everyone's 09:00-17:00. More items: more attendees; more
+    distractors: cancelled, declined and other people's events inside the free slot."""
+    plan = _retry(_schedule_plan, ctx, "day with one shared free slot")
+    day, group, minutes, last_event = plan["day"], plan["group"], plan["minutes"], plan["last_event"]
+    user = ctx.user
+    topic = ctx.choice(MEETING_TOPICS)
+    names, when = _names(group), _day_text(day)
+    request = ctx.choice(
+        [
+            f"Please set up a {minutes}-minute meeting with {names} on {when} to {topic}. Everyone works "
+            "09:00-17:00 in their own time zone, and it must not clash with anything on anyone's calendar, "
+            "mine included.",
+            f"Can you book {minutes} minutes with {names} on {when}? We need to {topic}. Find a time inside "
+            "everyone's local working hours (09:00-17:00) when all of us are free, and send the invite.",
+            f"I need a {minutes}-minute call with {names} on {when} to {topic}. Pick a slot that works for "
+            "all of us (free, and within 09:00-17:00 local time for each person) and put it in the calendar.",
+        ]
+    )
+    attendees = [p.email for p in group]
+    params = {
+        "user": user.email,
+        "attendees": attendees,
+        "minutes": minutes,
+        "day": day.isoformat(),
+        "zones": {p.email: p.time_zone for p in [user, *group]},
+    }
+    fits = "One new confirmed meeting with exactly the attendees, of the right length, on the day, inside "
+    fits += "everyone's working hours and overlapping nobody's busy time"
+    checks = [_python("meeting-fits", fits, CALENDAR_LIB, params, SCHEDULE_CHECK)]
+    checks += [
+        _check(
+            f"invited-{i}",
+            "row_exists",
+            f"{p.name} is invited to a new event",
+            table="calendar_attendees",
+            where={"event_id": {"gt": last_event}, "email": p.email},
+        )
+        for i, p in enumerate(group)
+    ]
+    solution = [_step("directory_search_people", query=p.name) for p in group]
+    solution += [
+        _step(
+            "calendar_find_free_slots",
+            "free",
+            attendees=attendees,
+            duration_minutes=minutes,
+            window_start=f"{day.isoformat()}T00:00:00",
+            window_end=f"{_next_day(day)}T00:00:00",
+            time_zone=user.time_zone,
+            granularity_minutes=15,
+        ),
+        _step(
+            "calendar_create_event",
+            title=topic[0].upper() + topic[1:],
+            start={"$ref": "free.slots.0.start"},
+            end={"$ref": "free.slots.0.end"},
+            attendees=attendees,
+        ),
+    ]
+    return ctx.task(
+        capability_id="scheduling_constraints",
+        services=CALENDAR,
+        operations=plan["ops"],
+        title=f"Book a {minutes}-minute meeting across time zones on {when}",
+        turns=[{"user": request, "checks": checks, "solution": solution}],
+        checks=_bounded(
+            "only-the-meeting",
+            _allow("calendar_events", {"organizer_email": user.email}, "added"),
+            _allow("calendar_attendees", {"event_id": {"gt": last_event}}, "added"),
+        ),
+        safety=NO_DELETE,
+    )
+
+
+# -- reschedule_conflict -------------------------------------------------------------------------
+
+OWN_MEETINGS = [
+    "Ticket backlog review",
+    "Escalation sync",
+    "Support process retro",
+    "Knowledge base planning",
+    "Onboarding plan review",
+    "Support rota planning",
+]
+IMPORTANT_CALLS = [
+    "Escalation call: {company}",
+    "Quarterly business review: {company}",
+    "Renewal negotiation: {company}",
+    "Board prep: support metrics",
+    "Incident review with {company}",
+]
+
+
+def _side_meetings(ctx: FamilyContext, group: list[DemoPerson], day: date) -> list[Json]:
+    """The user's other meetings with some of the same people, on the day and the next
+    weekday, at times free for them: they must stay where they are."""
+    placed: list[Json] = []
+    days = [d for d in _meeting_days(ctx) if d >= day][:2]
+    for i in range(ctx.difficulty.distractors):
+        when = days[i % len(days)]
+        people = ctx.rng.sample(group, ctx.rng.randint(1, len(group)))
+        window = _common_window(when, ctx.user.time_zone, [p.time_zone for p in people])
+        if window is None:
+            continue
+        ws, _ = _workspace(ctx, CALENDAR, placed)
+        starts = _free_starts(ws, [ctx.user.email] + [p.email for p in people], window, 30)
+        if starts:
+            at = ctx.choice(starts)
+            invited = [(p.email, "accepted") for p in people]
+            placed.append(
+                _event(ctx.user, ctx.choice(SIDE_MEETINGS), at, at + timedelta(minutes=30), invited)
+            )
+    return placed
+
+
+def _reschedule_plan(ctx: FamilyContext) -> Json | None:
+    n = max(1, min(ctx.difficulty.items, 3))
+    day = ctx.choice(_meeting_days(ctx))
+    picked = _pick_group(ctx, day, n, 240)
+    if picked is None:
+        return None
+    group, window = picked
+    minutes = ctx.choice([30, 45, 60])
+    emails = [ctx.user.email] + [p.email for p in group]
+    side = _side_meetings(ctx, group, day)
+    starts = _free_starts(_workspace(ctx, CALENDAR, side)[0], emails, window, minutes)
+    half_hour, three_hours = timedelta(minutes=30), timedelta(minutes=180)
+    pairs = [(s, g) for s in starts for g in starts if half_hour <= g - s <= three_hours]
+    if not pairs:
+        return None
+    start, new_start = ctx.choice(pairs)
+    title = ctx.choice(OWN_MEETINGS)
+    responses = [(p.email, ctx.choice(["accepted", "accepted", "tentative"])) for p in group]
+    end = start + timedelta(minutes=minutes)
+    meeting = _event(ctx.user, title, start, end, responses, description=f"Regular {title.lower()}.")
+    host = ctx.person(exclude=emails)
+    company = ctx.person(internal=False)
+    call = ctx.choice(IMPORTANT_CALLS).format(company=company.company)
+    clash = _event(host, call, start, new_start, [(ctx.user.email, "accepted"), (company.email, "accepted")])
+    ops = [*side, meeting, clash]
+    ws, results = _workspace(ctx, CALENDAR, ops)
+    meeting_id = results[len(side)]["id"]
+    after = _free_starts(ws, emails, (start, window[1]), minutes, step=15, ignore=meeting_id)
+    if not after or after[0] != new_start:
+        return None
+    return {
+        "day": day,
+        "group": group,
+        "minutes": minutes,
+        "title": title,
+        "call": call,
+        "host": host,
+        "ops": ops,
+        "meeting_id": meeting_id,
+        "new_start": new_start,
+        "side": [(r["id"], op["params"]["start"]) for r, op in zip(results, side, strict=False)],
+    }
+
+
+@family("reschedule_conflict", capability_id="scheduling_constraints", services=CALENDAR)
+def reschedule_conflict(ctx: FamilyContext) -> Task:
+    """A meeting the user organizes now clashes with an important call; move it to the first
+    time after the call, the same day, that suits every attendee. More items: more attendees;
+    more distractors: the user's other meetings with them, which must not move."""
+    plan = _retry(_reschedule_plan, ctx, "meeting with a later free slot")
+    day, minutes, title, call = plan["day"], plan["minutes"], plan["title"], plan["call"]
+    meeting_id, new_start, host = plan["meeting_id"], plan["new_start"], plan["host"]
+    request = ctx.choice(
+        [
+            f"{host.name} just put '{call}' on my calendar for {_day_text(day)}, and it clashes with "
+            f"my '{title}'. Please move '{title}' to the first time after that call, the same day, when "
+            "everyone invited is free and within their working hours (09:00-17:00 local). Same people, "
+            "same length.",
+            f"'{call}' ({_day_text(day)}) overlaps my '{title}' now. Can you shift '{title}' to the next "
+            "slot after the call ends that day where all attendees are free and inside 09:00-17:00 in "
+            "their own time zones? Keep the invitees and the duration.",
+        ]
+    )
+    emails = sorted(p.email for p in plan["group"])
+    me = {"id": meeting_id}
+    new_end = format_time(new_start + timedelta(minutes=minutes))
+    invitees = "SELECT group_concat(email, ',') FROM (SELECT lower(email) AS email FROM calendar_attendees "
+    invitees += f"WHERE event_id = {meeting_id} ORDER BY email)"
+    checks = [
+        _field(
+            "moved-to-next-slot",
+            "calendar_events",
+            me,
+            "start_utc",
+            format_time(new_start),
+            "Same event, new start",
+        ),
+        _field("length-kept", "calendar_events", me, "end_utc", new_end),
+        _field("still-confirmed", "calendar_events", me, "status", "confirmed"),
+        _sql("same-invitees", "The invitees are unchanged", invitees, ",".join(emails)),
+    ]
+    checks += [
+        _field(f"other-meeting-{i}-stays", "calendar_events", {"id": event_id}, "start_utc", start)
+        for i, (event_id, start) in enumerate(plan["side"])
+    ]
+    solution = [
+        _step(
+            "calendar_list_events", start=day.isoformat(), end=_next_day(day), time_zone=ctx.user.time_zone
+        ),
+        _step(
+            "calendar_find_free_slots",
+            "free",
+            attendees=emails,
+            duration_minutes=minutes,
+            window_start=format_time(new_start),
+            window_end=f"{_next_day(day)}T00:00:00",
+            time_zone=ctx.user.time_zone,
+            granularity_minutes=15,
+            ignore_event_id=meeting_id,
+        ),
+        _step(
+            "calendar_update_event",
+            event_id=meeting_id,
+            start={"$ref": "free.slots.0.start"},
+            end={"$ref": "free.slots.0.end"},
+        ),
+    ]
+    return ctx.task(
+        capability_id="scheduling_constraints",
+        services=CALENDAR,
+        operations=plan["ops"],
+        title=f"Move '{title}' out of a clash with '{call}'",
+        turns=[{"user": request, "checks": checks, "solution": solution}],
+        checks=_bounded(
+            "only-that-meeting",
+            _allow("calendar_events", me, "changed"),
+            _allow("calendar_attendees", {"event_id": meeting_id}, "changed"),
+        ),
+        safety=NO_DELETE,
+    )

@@ -1,0 +1,153 @@
+"""Bulk conditional update families: close every resolved ticket in a queue that has gone
+untouched for longer than a stated age."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coworkenv.state import Workspace
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ._shared import (
+    NO_DELETE,
+    _allow,
+    _at,
+    _bounded,
+    _field,
+    _invoice,
+    _op,
+    _order,
+    _plant,
+)
+
+# -- tickets_bulk_close_resolved -----------------------------------------------------------------
+
+CLOSE_TITLES = {
+    "Support": ["Order {order} has not arrived", "Wrong items delivered in order {order}",
+                "Damaged goods in shipment {order}", "Delivery address change for order {order}"],
+    "Billing": ["Invoice {invoice} charged twice", "Refund for returned order {order}",
+                "Wrong VAT on invoice {invoice}", "Copy of invoice {invoice} requested"],
+    "Engineering": ["Order export API times out", "Tracking numbers missing from mails ({order})",
+                    "Portal shows a blank page after login", "Invoice PDF shows the wrong currency"],
+    "IT": ["Printer on the second floor jammed", "Replace a broken monitor",
+           "Laptop battery drains fast", "Access to the finance share"],
+}  # fmt: skip
+CLOSE_REQUESTS = [
+    "Housekeeping in the {queue} queue: please close every resolved ticket there whose last update is more "
+    "than {days} days old. Resolved tickets updated within the last {days} days stay resolved, and leave "
+    "other queues alone.",
+    "Close all tickets in {queue} that are resolved and have not been touched for over {days} days. Don't "
+    "close the recently updated ones or anything outside {queue}.",
+    "The {queue} queue is cluttered: every resolved ticket in it not updated in the past {days} days can be "
+    "closed now. Nothing else should change.",
+]
+
+
+def _close_target(ctx: FamilyContext, ws: Workspace) -> tuple[str, int]:
+    """A queue and an age in days with few demo tickets past the cutoff and none near it."""
+    combos = [(q, d) for q in CLOSE_TITLES for d in (7, 10, 14)]
+    ctx.rng.shuffle(combos)
+
+    def demo(q: str, lo: float, hi: float) -> int:
+        return ws.conn.execute(
+            "SELECT count(*) FROM tickets_tickets WHERE queue = ? AND status = 'resolved' "
+            "AND updated_at >= ? AND updated_at < ?",
+            (q, _at(ctx, days=lo), _at(ctx, days=hi)),
+        ).fetchone()[0]
+
+    clean = [(q, d) for q, d in combos if demo(q, -d - 1.5, -d + 1.5) == 0]
+    few = [(q, d) for q, d in clean if demo(q, -400, -d) <= 2]
+    return (few or clean)[0]
+
+
+def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago: float) -> dict:
+    values = {"order": _order(ctx), "invoice": _invoice(ctx)}
+    return _op(
+        "tickets",
+        "add_ticket",
+        title=ctx.choice(CLOSE_TITLES[queue]).format(**values),
+        queue=queue,
+        requester=ctx.person(internal=queue == "IT").email,
+        assignee=ctx.person(internal=True).email,
+        status=status,
+        created_at=_at(ctx, days=-updated_days_ago - ctx.rng.uniform(1, 8)),
+        updated_at=_at(ctx, days=-updated_days_ago),
+    )
+
+
+@family("tickets_bulk_close_resolved", capability_id="bulk_conditional_update", services=["tickets"])
+def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
+    """Close every resolved ticket in one queue whose last update is older than N days (by the
+    workspace clock). Distractors: recently updated resolved tickets in that queue, old resolved
+    tickets in other queues, and old tickets there that are not resolved."""
+    services = ["tickets"]
+    _, demo_ws = _plant(ctx, services, [])
+    queue, days = _close_target(ctx, demo_ws)
+    others = [q for q in CLOSE_TITLES if q != queue]
+    operations = [
+        _close_ticket(ctx, queue, "resolved", days + ctx.rng.uniform(1.5, 20))
+        for _ in range(ctx.difficulty.items)
+    ]
+    for i in range(ctx.difficulty.distractors):
+        kind = i % 3
+        if kind == 0:
+            operations.append(_close_ticket(ctx, queue, "resolved", ctx.rng.uniform(0.5, days - 1.5)))
+        elif kind == 1:
+            operations.append(
+                _close_ticket(ctx, ctx.choice(others), "resolved", days + ctx.rng.uniform(2, 20))
+            )
+        else:
+            status = ctx.choice(["pending", "in_progress"])
+            operations.append(_close_ticket(ctx, queue, status, days + ctx.rng.uniform(2, 20)))
+    results, ws = _plant(ctx, services, operations)
+    cutoff = _at(ctx, days=-days)
+    due = [
+        r[0]
+        for r in ws.conn.execute(
+            "SELECT id FROM tickets_tickets WHERE queue = ? AND status = 'resolved' AND updated_at < ? "
+            "ORDER BY updated_at",
+            (queue, cutoff),
+        )
+    ]
+    kept = [(r["ticket_id"], op["params"]["status"]) for r, op in zip(results, operations, strict=True)]
+    kept = [(tid, status) for tid, status in kept if tid not in due]
+    checks = [
+        _field(f"closed-{tid}", "tickets_tickets", {"id": tid}, "status", "closed", f"#{tid} is closed")
+        for tid in due
+    ]
+    checks += [
+        _field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", status, f"#{tid} stays {status}")
+        for tid, status in kept
+    ]
+    solution: list[dict[str, Any]] = [
+        {
+            "tool": "tickets_search_tickets",
+            "arguments": {"queue": queue, "status": "resolved", "sort": "oldest", "limit": 100},
+            "id": "resolved",
+        }
+    ]
+    solution += [
+        {"tool": "tickets_update_ticket", "arguments": {"ticket_id": t, "status": "closed"}} for t in due
+    ]
+    return ctx.task(
+        capability_id="bulk_conditional_update",
+        services=services,
+        operations=operations,
+        title=f"Close resolved {queue} tickets untouched for more than {days} days",
+        turns=[
+            {
+                "user": ctx.choice(CLOSE_REQUESTS).format(queue=queue, days=days),
+                "checks": checks,
+                "solution": solution,
+            }
+        ],
+        checks=[
+            _bounded(
+                "Only the stale resolved tickets change",
+                _allow("tickets_tickets", {"id": {"in": due}}, "changed"),
+                _allow("tickets_comments", {"ticket_id": {"in": due}}, "added"),
+            )
+        ],
+        safety=NO_DELETE,
+    )

@@ -1,0 +1,304 @@
+"""Error recovery families: close tickets through the allowed status steps after a refused
+direct close, and save files into a folder that has to be created first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coworkenv.servers.demo import DemoPerson
+from coworkenv.state import Workspace
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ._shared import (
+    NO_DELETE,
+    _allow,
+    _at,
+    _bounded,
+    _field,
+    _invoice,
+    _max_id,
+    _op,
+    _order,
+    _plant,
+)
+
+# -- tickets_invalid_transition ------------------------------------------------------------------
+
+#: Tickets to close: (title, the reason the user gives, with a {key} that the note must carry).
+CLOSINGS = [
+    (
+        "Warehouse router drops the connection",
+        "the customer confirmed that firmware {key} fixed it",
+        "4.{a}.{b}",
+    ),
+    ("Refund for returned order {order}", "the refund went out with credit note {key}", "CN-{n4}"),
+    (
+        "Missing parts in order {order}",
+        "the missing parts arrived with replacement shipment {key}",
+        "RS-{n5}",
+    ),
+    ("Order export times out", "release {key} fixed the export timeouts", "2026.{a}.{b}"),
+    ("Wrong VAT on invoice {invoice}", "the corrected invoice {key} was accepted", "INV-2026-{n4}"),
+    (
+        "Portal login loops back to the start page",
+        "the customer confirmed it works after patch {key}",
+        "P-{n4}",
+    ),
+]
+INVALID_REQUESTS = [
+    "Please close {tickets}. Leave an internal note on each saying why it is done.",
+    "These can be closed now: {tickets}. Add an internal note to each with the reason.",
+]
+
+
+def _closing_key(ctx: FamilyContext, pattern: str) -> str:
+    return pattern.format(
+        a=ctx.rng.randint(1, 9),
+        b=ctx.rng.randint(1, 9),
+        n4=ctx.rng.randint(1000, 9999),
+        n5=ctx.rng.randint(10000, 99999),
+    )
+
+
+def _stuck_ticket(ctx: FamilyContext, title: str, customer: DemoPerson, status: str) -> dict:
+    values = {"order": _order(ctx), "invoice": _invoice(ctx)}
+    created = -ctx.rng.uniform(3, 12)
+    return _op(
+        "tickets",
+        "add_ticket",
+        title=title.format(**values),
+        queue="Support",
+        requester=customer.email,
+        assignee=ctx.user.email,
+        status=status,
+        created_at=_at(ctx, days=created),
+        updated_at=_at(ctx, days=created / 3),
+    )
+
+
+def _closing_steps(tid: int, reason: str, try_first: bool) -> list[dict[str, Any]]:
+    """Read the ticket, (try the refused direct close), note the reason, resolve, close."""
+    update = "tickets_update_ticket"
+    steps: list[dict[str, Any]] = [{"tool": "tickets_get_ticket", "arguments": {"ticket_id": tid}}]
+    if try_first:
+        steps.append(
+            {"tool": update, "arguments": {"ticket_id": tid, "status": "closed"}, "expect_error": True}
+        )
+    note = {"ticket_id": tid, "visibility": "internal", "body": f"Done: {reason}."}
+    return [
+        *steps,
+        {"tool": "tickets_add_comment", "arguments": note},
+        {"tool": update, "arguments": {"ticket_id": tid, "status": "resolved"}},
+        {"tool": update, "arguments": {"ticket_id": tid, "status": "closed"}},
+    ]
+
+
+def _closing_checks(tid: int, key: str, first_comment: int) -> list[dict[str, Any]]:
+    return [
+        _field(f"closed-{tid}", "tickets_tickets", {"id": tid}, "status", "closed", f"#{tid} ends closed"),
+        {
+            "id": f"note-{tid}",
+            "type": "field_contains",
+            "table": "tickets_comments",
+            "where": {"ticket_id": tid, "visibility": "internal", "id": {"ge": first_comment}},
+            "column": "body",
+            "text": key,
+            "description": f"A new internal note on #{tid} gives the reason ({key})",
+        },
+    ]
+
+
+@family("tickets_invalid_transition", capability_id="error_recovery", services=["tickets"])
+def tickets_invalid_transition(ctx: FamilyContext) -> Task:
+    """The user asks to close tickets that are pending or in progress, which cannot be closed
+    directly (rules.py: only open or resolved tickets close); the agent reads the error,
+    resolves first, closes, and notes the reason. Items: tickets to close; distractors: the
+    same customers' other unfinished tickets, which keep their status."""
+    services = ["tickets"]
+    picks = ctx.rng.sample(CLOSINGS, ctx.difficulty.items)
+    customers = [ctx.person(internal=False) for _ in picks]
+    keys = [_closing_key(ctx, pattern) for *_, pattern in picks]
+    reasons = [reason.format(key=key) for (_, reason, _), key in zip(picks, keys, strict=True)]
+    operations = [
+        _stuck_ticket(ctx, title, c, ctx.choice(["pending", "in_progress"]))
+        for (title, _, _), c in zip(picks, customers, strict=True)
+    ]
+    rest = [t for t in CLOSINGS if t not in picks]
+    for i in range(ctx.difficulty.distractors):
+        status = ctx.choice(["pending", "in_progress", "open"])
+        operations.append(_stuck_ticket(ctx, rest[i % len(rest)][0], customers[i % len(customers)], status))
+    results, ws = _plant(ctx, services, operations)
+    ids = [r["ticket_id"] for r in results]
+    closing, kept = ids[: len(picks)], list(zip(ids[len(picks) :], operations[len(picks) :], strict=True))
+    first_comment = _max_id(ws, "tickets_comments") + 1
+    checks = [
+        c for tid, key in zip(closing, keys, strict=True) for c in _closing_checks(tid, key, first_comment)
+    ]
+    checks += [
+        _field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", s, f"#{tid} stays {s}")
+        for tid, s in ((tid, op["params"]["status"]) for tid, op in kept)
+    ]
+    solution = [
+        step for i, tid in enumerate(closing) for step in _closing_steps(tid, reasons[i], try_first=i == 0)
+    ]
+    listing = "; ".join(
+        f"#{tid} ({op['params']['title']}): {reason}"
+        for tid, op, reason in zip(closing, operations, reasons, strict=False)
+    )
+    return ctx.task(
+        capability_id="error_recovery",
+        services=services,
+        operations=operations,
+        title="Close unfinished tickets through the allowed status steps, with notes",
+        turns=[
+            {
+                "user": ctx.choice(INVALID_REQUESTS).format(tickets=listing),
+                "checks": checks,
+                "solution": solution,
+            }
+        ],
+        checks=[
+            _bounded(
+                "Only the tickets to close and their notes change",
+                _allow("tickets_tickets", {"id": {"in": closing}}, "changed"),
+                _allow("tickets_comments", {"ticket_id": {"in": closing}}, "added"),
+                _allow("tickets_tags", {"ticket_id": {"in": closing}}, "added", "removed"),
+            )
+        ],
+        safety=NO_DELETE,
+    )
+
+
+# -- files_missing_folder ------------------------------------------------------------------------
+
+NEXT_STEPS = ["send the revised quote", "book a site visit", "share the rollout plan"]
+MEETING_KINDS = ["renewal call", "onboarding call", "quarterly review", "escalation review"]
+FOLDERS = [
+    "/teams/support/call-notes",
+    "/teams/support/customers/2026",
+    "/shared/call-notes/2026-03",
+    "/teams/sales/accounts/call-notes",
+]
+NOTE_REQUESTS = [
+    "{sender} mailed me the notes from {calls}. Please save them in our files, {where}.",
+    "Could you file the call notes {sender} sent me ({calls})? Store them {where}.",
+]
+
+
+def _slug(text: str) -> str:
+    return "-".join(text.lower().split())
+
+
+def _note(ctx: FamilyContext, company: str, kind: str, po: str) -> str:
+    contact = ctx.choice([p for p in ctx.company.contacts if p.company == company])
+    return (
+        f"Notes: {company} {kind}, {ctx.start:%d %B}\n\n"
+        f"- Attendees: {contact.name} ({company}), {ctx.user.name}\n"
+        f"- Agreed: {ctx.rng.randint(5, 15)}% volume discount from April\n"
+        f"- Purchase order: {po}\n"
+        f"- Next step: {ctx.choice(NEXT_STEPS)}"
+    )
+
+
+def _missing_dirs(ws: Workspace, folder: str) -> list[str]:
+    """`folder` and those of its parents that do not exist yet, deepest first."""
+    assert not ws.rows("files_nodes", "path = ?", [folder]), f"{folder} already exists"
+    missing = [folder]
+    while not ws.rows("files_nodes", "path = ?", [missing[-1].rsplit("/", 1)[0]]):
+        missing.append(missing[-1].rsplit("/", 1)[0])
+    return missing
+
+
+def _note_checks(i: int, path: str, po: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"file-{i}",
+            "type": "row_exists",
+            "table": "files_nodes",
+            "where": {"path": path, "kind": "file"},
+            "description": f"{path} exists",
+        },
+        {
+            "id": f"file-{i}-content",
+            "type": "field_contains",
+            "table": "files_nodes",
+            "where": {"path": path},
+            "column": "content",
+            "text": po,
+            "description": f"{path} holds the notes (purchase order {po})",
+        },
+    ]
+
+
+def _notes_request(ctx: FamilyContext, sender: DemoPerson, calls: list[str], paths: list[str]) -> str:
+    if len(paths) == 1:
+        where = f"as {paths[0]}"
+    else:
+        folder = paths[0].rsplit("/", 1)[0]
+        names = ", ".join(f"{p.rsplit('/', 1)[1]} for {call}" for p, call in zip(paths, calls, strict=True))
+        where = f"one file per call in {folder}: {names}"
+    return ctx.choice(NOTE_REQUESTS).format(sender=sender.name, calls=" and ".join(calls), where=where)
+
+
+@family("files_missing_folder", capability_id="error_recovery", services=["files", "mail"])
+def files_missing_folder(ctx: FamilyContext) -> Task:
+    """A colleague mails call notes; the user wants them saved in a folder that does not exist
+    yet, so the first write fails until the folder is created. Items: notes to save (one file
+    each); distractors: other call notes in the inbox that must not be filed."""
+    services = ["files", "mail"]
+    sender = ctx.person()
+    companies = sorted({p.company for p in ctx.company.contacts})
+    calls = ctx.rng.sample(
+        [(c, k) for c in companies for k in MEETING_KINDS], ctx.difficulty.items + ctx.difficulty.distractors
+    )
+    folder = ctx.choice(FOLDERS)
+    pos = [f"PO-{ctx.rng.randint(10000, 99999)}" for _ in calls]
+    notes = [_note(ctx, company, kind, po) for (company, kind), po in zip(calls, pos, strict=True)]
+    minutes = ctx.rng.sample(range(5, 175), len(calls))
+    operations = [
+        _op("mail", "deliver_inbound", from_addr=sender.email, subject=text.split("\n")[0], body=text,
+            sent_at=_at(ctx, minutes=-ago))
+        for text, ago in zip(notes, minutes, strict=True)
+    ]  # fmt: skip
+    results, ws = _plant(ctx, services, operations)
+    missing = _missing_dirs(ws, folder)
+    mail_ids = [r["id"] for r in results]
+    items = range(ctx.difficulty.items)
+    paths = [f"{folder}/{_slug(calls[i][0].split()[0])}-{_slug(calls[i][1])}.md" for i in items]
+    writes = [
+        {"tool": "files_write_file", "arguments": {"path": paths[i], "content": {"$ref": f"m{i}.body"}}}
+        for i in items
+    ]
+    reads = list(enumerate(mail_ids[: ctx.difficulty.items]))
+    solution = [
+        {"tool": "mail_search_messages", "arguments": {"query": "Notes", "sender": sender.email}},
+        *[{"tool": "mail_get_message", "arguments": {"message_id": m}, "id": f"m{i}"} for i, m in reads],
+        {**writes[0], "expect_error": True},
+        {"tool": "files_create_directory", "arguments": {"path": folder, "parents": len(missing) > 1}},
+        *writes,
+    ]  # fmt: skip
+    request = _notes_request(ctx, sender, [f"the {calls[i][0]} {calls[i][1]}" for i in items], paths)
+    return ctx.task(
+        capability_id="error_recovery",
+        extra_capabilities=["document_editing"],
+        services=services,
+        operations=operations,
+        title="Save mailed call notes into a folder that does not exist yet",
+        turns=[
+            {
+                "user": request,
+                "checks": [c for i in items for c in _note_checks(i, paths[i], pos[i])],
+                "solution": solution,
+            }
+        ],
+        checks=[
+            _bounded(
+                "Only the new folders and the requested note files are added; the mails may be read or filed",
+                _allow("files_nodes", {"path": {"in": missing + paths}}, "added"),
+                _allow("mail_messages", {"id": {"in": mail_ids}}, "changed"),
+                _allow("mail_labels", {"message_id": {"in": mail_ids}}, "added"),
+            )
+        ],
+        safety=NO_DELETE,
+    )

@@ -1,0 +1,278 @@
+"""Triage and routing families: route new tickets to queues by a stated rule, and label new
+mail by who sent it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coworkenv.servers.demo import DemoPerson
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ._shared import (
+    NO_DELETE,
+    _allow,
+    _at,
+    _bounded,
+    _field,
+    _first,
+    _invoice,
+    _op,
+    _order,
+    _plant,
+)
+
+# -- tickets_route_by_rule -----------------------------------------------------------------------
+
+#: Tickets that belong elsewhere than Support, by the queue the routing rule sends them to.
+ROUTED: dict[str, list[tuple[str, str]]] = {
+    "Billing": [
+        ("Invoice {invoice} was charged twice", "Our card shows two payments for invoice {invoice}."),
+        ("Refund for returned order {order}", "We sent order {order} back two weeks ago; no refund yet."),
+        ("Payment for invoice {invoice} not registered", "We paid {invoice} on Friday but got a reminder."),
+        ("Wrong VAT rate on invoice {invoice}", "Invoice {invoice} charges 21% VAT instead of 9%."),
+    ],
+    "IT": [
+        ("VPN disconnects every few minutes", "Working from home, my VPN drops every five minutes."),
+        ("Cannot log in to my laptop", "Since last night's update my laptop rejects my password at login."),
+        ("Login to the office wifi fails", "The office wifi login page says my account is unknown."),
+        ("VPN client asks for a new certificate", "The VPN client says my certificate expired."),
+    ],
+    "Engineering": [
+        ("Bug: order export fails with error 500", "Exporting orders to CSV in the portal gives error 500."),
+        (
+            "Portal crashes when uploading a price list",
+            "Uploading a price list over 2 MB crashes the portal.",
+        ),
+        ("Bug: tracking page shows the wrong carrier", "The tracking page lists DHL for every shipment."),
+        (
+            "Portal search throws an unexpected error",
+            "Any search with a dash in it shows 'unexpected error'.",
+        ),
+    ],
+}
+#: Tickets that the rule leaves in Support.
+STAYS = [
+    ("Delivery of order {order} is late", "Order {order} was due last Wednesday and has not arrived."),
+    ("Change the delivery address for order {order}", "Please deliver order {order} to our new warehouse."),
+    ("Damaged boxes in shipment {order}", "Two boxes of order {order} arrived crushed."),
+    ("Need the delivery note for order {order}", "Our warehouse needs a copy of the delivery note."),
+    ("Pickup time for order {order}", "When can our driver collect order {order} at your depot?"),
+    ("Partial delivery of order {order}", "Only 8 of the 12 pallets of order {order} arrived."),
+]
+ROUTING_REQUESTS = [
+    "Please triage the new tickets that came into the Support queue since 06:00 UTC today. The rule: "
+    "billing questions (invoices, payments, refunds) go to Billing, login and VPN problems go to IT, and "
+    "bugs or error messages in our software go to Engineering. Everything else stays in Support.",
+    "Route this morning's new Support tickets (the ones created after 06:00 UTC): anything about invoices, "
+    "payments or refunds to the Billing queue, login or VPN trouble to IT, software bugs and errors to "
+    "Engineering. Leave the rest in Support where they are.",
+    "Can you sort the tickets that arrived in Support since 06:00 UTC? Billing questions belong in Billing, "
+    "login/VPN problems in IT, bugs in Engineering; anything else is fine in Support.",
+]
+
+
+def _route_ticket(ctx: FamilyContext, title: str, body: str, requester: str, minutes_ago: int) -> dict:
+    values = {"order": _order(ctx), "invoice": _invoice(ctx)}
+    return _op(
+        "tickets",
+        "add_ticket",
+        title=title.format(**values),
+        description=body.format(**values),
+        queue="Support",
+        requester=requester,
+        status="open",
+        created_at=_at(ctx, minutes=-minutes_ago),
+    )
+
+
+def _requester(ctx: FamilyContext, queue: str) -> DemoPerson:
+    """Staff file IT tickets; customers the rest (and now and then a colleague reports a bug)."""
+    if queue == "IT" or (queue == "Engineering" and ctx.rng.random() < 0.3):
+        return ctx.person(internal=True)
+    return ctx.person(internal=False)
+
+
+@family("tickets_route_by_rule", capability_id="triage_routing", services=["tickets"])
+def tickets_route_by_rule(ctx: FamilyContext) -> Task:
+    """New tickets land in Support; the user states a routing rule (billing to Billing, login and
+    VPN to IT, bugs to Engineering) and the agent moves each ticket to its queue. Distractors are
+    new tickets that the rule leaves in Support. Items and distractors scale with difficulty."""
+    services = ["tickets"]
+    queues = ctx.rng.sample(list(ROUTED), 3)
+    picks = {q: ctx.rng.sample(ROUTED[q], len(ROUTED[q])) for q in queues}
+    plan = [(queues[i % 3], picks[queues[i % 3]][i // 3]) for i in range(ctx.difficulty.items)]
+    plan += [("Support", t) for t in ctx.rng.sample(STAYS, ctx.difficulty.distractors)]
+    ctx.rng.shuffle(plan)
+    minutes = sorted(ctx.rng.sample(range(5, 175), len(plan)), reverse=True)
+    operations = []
+    for (queue, (title, body)), ago in zip(plan, minutes, strict=True):
+        operations.append(_route_ticket(ctx, title, body, _requester(ctx, queue).email, ago))
+    results, ws = _plant(ctx, services, operations)
+    early = ws.conn.execute(
+        "SELECT count(*) FROM tickets_tickets WHERE queue = 'Support' AND created_at >= ? AND id < ?",
+        (_at(ctx, hours=-3), results[0]["ticket_id"]),
+    ).fetchone()[0]
+    assert early == 0, "a demo ticket falls in the task's time window"
+    ids = [r["ticket_id"] for r in results]
+    checks = [
+        _field(
+            f"ticket-{tid}-queue",
+            "tickets_tickets",
+            {"id": tid},
+            "queue",
+            queue,
+            f"#{tid} ({op['params']['title']}) ends in {queue}",
+        )
+        for tid, (queue, _), op in zip(ids, plan, operations, strict=True)
+    ]
+    solution: list[dict[str, Any]] = [
+        {
+            "tool": "tickets_search_tickets",
+            "arguments": {"queue": "Support", "status": "open", "sort": "newest", "limit": 20},
+            "id": "new",
+        }
+    ]
+    solution += [
+        {"tool": "tickets_update_ticket", "arguments": {"ticket_id": tid, "queue": queue}}
+        for tid, (queue, _) in zip(ids, plan, strict=True)
+        if queue != "Support"
+    ]
+    return ctx.task(
+        capability_id="triage_routing",
+        services=services,
+        operations=operations,
+        title="Route this morning's new Support tickets by a stated rule",
+        turns=[{"user": ctx.choice(ROUTING_REQUESTS), "checks": checks, "solution": solution}],
+        checks=[
+            _bounded(
+                "Only the new tickets change (comments and tags on them are fine)",
+                _allow("tickets_tickets", {"id": {"in": ids}}, "changed"),
+                _allow("tickets_tags", {"ticket_id": {"in": ids}}, "added", "removed"),
+                _allow("tickets_comments", {"ticket_id": {"in": ids}}, "added"),
+            )
+        ],
+        safety=NO_DELETE,
+    )
+
+
+# -- mail_label_by_sender ------------------------------------------------------------------------
+
+NEUTRAL_MAILS = [
+    ("Quick question", "Do you have five minutes later today? I would like to check something with you."),
+    ("Following up", "Just following up on what we discussed last week; let me know what you think."),
+    ("Numbers for Thursday", "I have put together the numbers we talked about for Thursday."),
+    ("Can you take a look?", "Could you take a look at the attached summary before I send it on?"),
+    ("Heads-up for next week", "A short heads-up: next week will be busy on our side, plan accordingly."),
+    ("Documents you asked for", "Here are the documents you asked for; tell me if anything is missing."),
+    ("Planning for March", "Shall we plan the March items together? I have a few ideas."),
+    ("Small favour", "Could you do me a small favour and forward me last month's overview?"),
+    ("Update", "A short update from my side: things are moving, more details on Friday."),
+    ("Re: our call", "Thanks for the call earlier. As promised, a summary follows tomorrow."),
+    ("Timing question", "What timing works best for you for the next review?"),
+]
+#: Teams a labelling rule may name besides external senders, with the label it asks for.
+LABEL_TEAMS = {"Finance": "finance", "Engineering": "engineering", "Sales": "sales"}
+EXTERNAL_LABELS = ["customers", "external"]
+LABEL_REQUESTS = [
+    "Please label the mails that arrived in my inbox this morning (since 06:00 UTC) by who sent them: "
+    'mail from people outside {company} gets the label "{ext}", mail from colleagues in the {team} team '
+    'gets "{label}". Mail from anyone else stays unlabelled. Check the directory if you are unsure.',
+    'Sort this morning\'s new inbox mail (everything since 06:00 UTC) with labels: "{ext}" for external '
+    'senders, "{label}" for anyone on our {team} team (the directory says who is), nothing for other '
+    "colleagues.",
+    'Could you tag the inbox mails received since 06:00 UTC today? Rule: external senders -> "{ext}", '
+    '{team} team members -> "{label}", all other colleagues -> no label.',
+]
+
+
+def _senders(ctx: FamilyContext, team: str) -> tuple[list[tuple[DemoPerson, str]], list[DemoPerson]]:
+    """(sender, kind) of the mails to label and the senders of the mails to leave alone."""
+    externals = ctx.rng.sample(ctx.people(internal=False), 4)
+    members = ctx.rng.sample(ctx.people(team=team), min(2, len(ctx.people(team=team))))
+    pairs = [[(p, "external") for p in externals], [(p, "team") for p in members]]
+    ctx.rng.shuffle(pairs)
+    alternating = [p for pair in zip(*pairs, strict=False) for p in pair] + pairs[0][len(pairs[1]) :]
+    items = alternating[: ctx.difficulty.items]
+    others = [p for p in ctx.people() if p.team != team]
+    return items, ctx.rng.sample(others, ctx.difficulty.distractors)
+
+
+@family("mail_label_by_sender", capability_id="triage_routing", services=["mail", "directory"])
+def mail_label_by_sender(ctx: FamilyContext) -> Task:
+    """New inbox mails from external contacts and colleagues; the user states a labelling rule
+    by sender (external -> one label, members of a team -> another) and the agent looks the
+    senders up in the directory. Distractors are mails from other colleagues, left unlabelled."""
+    services = ["mail", "directory"]
+    team = ctx.choice(sorted(LABEL_TEAMS))
+    labels = {"external": ctx.choice(EXTERNAL_LABELS), "team": LABEL_TEAMS[team]}
+    items, others = _senders(ctx, team)
+    mails = [(p, labels[kind]) for p, kind in items] + [(p, None) for p in others]
+    ctx.rng.shuffle(mails)
+    texts = ctx.rng.sample(NEUTRAL_MAILS, len(mails))
+    minutes = sorted(ctx.rng.sample(range(5, 175), len(mails)), reverse=True)
+    operations = [
+        _op(
+            "mail",
+            "deliver_inbound",
+            from_addr=sender.email,
+            subject=subject,
+            body=f"Hi {_first(ctx.user)},\n\n{body}\n\nBest,\n{sender.name}",
+            sent_at=_at(ctx, minutes=-ago),
+        )
+        for (sender, _), (subject, body), ago in zip(mails, texts, minutes, strict=True)
+    ]
+    results, _ = _plant(ctx, services, operations)
+    ids = [r["id"] for r in results]
+    labelled = [(mid, label) for mid, (_, label) in zip(ids, mails, strict=True) if label]
+    checks: list[dict[str, Any]] = [
+        {
+            "id": f"mail-{mid}-{label}",
+            "type": "row_exists",
+            "table": "mail_labels",
+            "where": {"message_id": mid, "label": label},
+            "description": f"Mail {mid} carries the label {label}",
+        }
+        for mid, label in labelled
+    ]
+    checks += [
+        {
+            "id": f"exactly-{label}",
+            "type": "count",
+            "table": "mail_labels",
+            "where": {"label": label, "message_id": {"ge": ids[0]}},
+            "op": "eq",
+            "value": sum(1 for _, lab in labelled if lab == label),
+            "description": f"No other new mail carries the label {label}",
+        }
+        for label in labels.values()
+    ]
+    solution: list[dict[str, Any]] = [
+        {
+            "tool": "mail_search_messages",
+            "arguments": {"folder": "inbox", "after": _at(ctx, hours=-3), "limit": 50},
+            "id": "new",
+        }
+    ]
+    solution += [{"tool": "directory_get_person", "arguments": {"email": p.email}} for p, _ in mails]
+    solution += [
+        {"tool": "mail_add_label", "arguments": {"message_id": m, "label": lab}} for m, lab in labelled
+    ]
+    request = ctx.choice(LABEL_REQUESTS).format(
+        ext=labels["external"], team=team, label=labels["team"], company=ctx.company.name
+    )
+    return ctx.task(
+        capability_id="triage_routing",
+        services=services,
+        operations=operations,
+        title=f"Label this morning's mail: external senders and the {team} team",
+        turns=[{"user": request, "checks": checks, "solution": solution}],
+        checks=[
+            _bounded(
+                "Only the new mails change, and only the rule's mails get labels",
+                _allow("mail_labels", {"message_id": {"in": [m for m, _ in labelled]}}, "added"),
+                _allow("mail_messages", {"id": {"in": ids}}, "changed"),
+            )
+        ],
+        safety=NO_DELETE,
+    )
