@@ -183,10 +183,11 @@ def _call_matches(call: AuditEntry, tool: str, service: str | None, arguments: d
 
 
 def _row_by_key(ev: Evidence, table: str, key: dict[str, Any], state: str) -> dict[str, Any] | None:
-    for row in ev.rows(table, state):
-        if all(row.get(k) == v for k, v in key.items()):
-            return row
-    return None
+    """One row by primary key (a point query, not a scan)."""
+    where = " AND ".join("rowid = ?" if k == "rowid" else f'"{k}" = ?' for k in key)
+    cursor = ev.conn(state).execute(f'SELECT * FROM "{table}" WHERE {where}', list(key.values()))
+    row = cursor.fetchone()
+    return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
 
 
 def _after(ev: Evidence, table: str, key: dict[str, Any]) -> dict[str, Any] | None:

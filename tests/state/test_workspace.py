@@ -260,3 +260,21 @@ def test_audit_log_reads_back_entries_in_order_and_by_actor() -> None:
     assert [e.tool for e in ws.audit.entries(actor="agent")] == ["t2"]
     assert [e.tool for e in ws.audit.entries(since=1)] == ["t2"]
     assert ws.audit.last_seq() == 2
+
+
+def test_identical_tables_are_found_by_their_pages_and_changed_ones_are_not() -> None:
+    from coworkenv.state.diff import identical_tables
+
+    before = make()
+    for i in range(50):
+        add(before, i, f"note {i}", "x" * 500)  # several pages, some overflow
+    before.conn.execute("INSERT INTO notes_tags VALUES (1, 'a')")
+    after = before.fork()
+    assert {"notes_items", "notes_tags"} <= identical_tables(before.conn, after.conn)
+    after.conn.execute("UPDATE notes_items SET done = 1 WHERE id = 42")
+    same = identical_tables(before.conn, after.conn)
+    assert "notes_items" not in same and "notes_tags" in same
+    assert diff(before, after).summary() == {"notes_items": {"added": 0, "removed": 0, "changed": 1}}
+    # the same change made the other way round leaves identical content, found again
+    after.conn.execute("UPDATE notes_items SET done = 0 WHERE id = 42")
+    assert diff(before, after).is_empty
