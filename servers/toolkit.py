@@ -269,35 +269,30 @@ class WorkspaceServer(MCPServer[Any]):
     ) -> Any:
         ws = self.workspace
         started = time.perf_counter()
-        if name not in self._tool_info:
-            known = ", ".join(sorted(self._tool_info))
-            error = f"Unknown tool {name!r}. Available tools: {known}"
+
+        def audit(service: str, tool: str, at: str, *, result: Any = None, error: str | None = None) -> None:
             ws.audit.record(
-                time=ws.clock.now_text(),
+                time=at,
                 actor=ws.actor,
-                service="unknown",
-                tool=name,
+                service=service,
+                tool=tool,
                 arguments=arguments,
-                result=None,
+                result=result,
                 error=error,
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
+
+        if name not in self._tool_info:
+            error = f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tool_info))}"
+            audit("unknown", name, ws.clock.now_text(), error=error)
             raise ToolError(error)
         service, tool_name, read_only = self._tool_info[name]
-        fault = self.faults.draw(service, tool_name) if self.faults is not None else None
-        if fault is not None and fault.kind == "latency":
-            ws.clock.advance(seconds=self.faults.plan.latency_seconds if self.faults else 0)
+        faults = self.faults
+        fault = faults.draw(service, tool_name) if faults is not None else None
+        if faults is not None and fault is not None and fault.kind == "latency":
+            ws.clock.advance(seconds=faults.plan.latency_seconds)
         elif fault is not None:
-            ws.audit.record(
-                time=ws.clock.now_text(),
-                actor=ws.actor,
-                service=service,
-                tool=tool_name,
-                arguments=arguments,
-                result=None,
-                error=fault.message,
-                latency_ms=(time.perf_counter() - started) * 1000,
-            )
+            audit(service, tool_name, ws.clock.now_text(), error=fault.message)
             raise ToolError(f"Error executing tool {name}: {fault.message}")
         call_time = ws.clock.now_text()
         ws.conn.execute("SAVEPOINT tool_call")
@@ -308,32 +303,14 @@ class WorkspaceServer(MCPServer[Any]):
             ws.conn.execute("RELEASE tool_call")
             exc = _readable(raised, tool_name)
             if isinstance(exc, Exception):
-                ws.audit.record(
-                    time=call_time,
-                    actor=ws.actor,
-                    service=service,
-                    tool=tool_name,
-                    arguments=arguments,
-                    result=None,
-                    error=str(exc),
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                )
+                audit(service, tool_name, call_time, error=str(exc))
             if exc is not raised:
                 raise exc from None
             raise
         ws.conn.execute("RELEASE tool_call")
         if not read_only:
             ws.clock.advance(seconds=WRITE_CALL_DURATION_SECONDS)
-        ws.audit.record(
-            time=call_time,
-            actor=ws.actor,
-            service=service,
-            tool=tool_name,
-            arguments=arguments,
-            result=_result_payload(result),
-            error=None,
-            latency_ms=(time.perf_counter() - started) * 1000,
-        )
+        audit(service, tool_name, call_time, result=_result_payload(result))
         return result
 
 
