@@ -130,12 +130,11 @@ async def run_episode(
         else:
             error = f"{type(cause).__name__}: {cause}"
     verify_started = time.perf_counter()
+    audit = ws.audit.entries()
     # Turns never reached count as failed: their checks are evaluated on the final state.
     for i in range(len(turn_results), len(task.turns)):
-        turn_results.append(
-            await judge_turn(task.turns[i].checks, initial, ws, ws.audit.entries(), task.user_email, i)
-        )
-    evidence = Evidence(initial, ws, ws.audit.entries(), task.user_email)
+        turn_results.append(await judge_turn(task.turns[i].checks, initial, ws, audit, task.user_email, i))
+    evidence = Evidence(initial, ws, audit, task.user_email)
     verdict = await judge_evidence(task.checks, task.safety, evidence, turn_results)
     timings.verify = time.perf_counter() - verify_started
     timings.total = time.perf_counter() - started

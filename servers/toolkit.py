@@ -301,7 +301,7 @@ class WorkspaceServer(MCPServer[Any]):
         except BaseException as raised:
             ws.conn.execute("ROLLBACK TO tool_call")
             ws.conn.execute("RELEASE tool_call")
-            exc = _readable(raised, tool_name)
+            exc = _readable(raised, name)
             if isinstance(exc, Exception):
                 audit(service, tool_name, call_time, error=str(exc))
             if exc is not raised:

@@ -14,7 +14,6 @@ line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -275,7 +274,3 @@ def funnel_counts(records: list[DraftRecord]) -> dict[str, int]:
             counts[stage] += 1
         counts["kept"] += record.kept
     return counts
-
-
-def dump_json(value: object) -> str:
-    return json.dumps(value, indent=2, sort_keys=True)
