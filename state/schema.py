@@ -1,11 +1,43 @@
-"""How a service declares the tables it owns in a workspace."""
+"""How a service declares the tables it owns in a workspace, and how changes to them are judged."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TableRules:
+    """What a service says about changes to one of its tables, for the collateral guard
+    (`coworkenv.verifiers.collateral`): which changes are harmless whatever the task, and
+    how a row the agent added is matched with a row the reference solution added.
+
+    - `match`: columns an added row must share with a row the reference solution added
+      (a reference to a row that is itself new compares as "some new row").
+    - `parent`: `(column, table)` when each row belongs to a row of another table (a
+      recipient to its message). With `follows_parent`, rows added under a new parent are
+      explained by that parent (the recipients of a reply are judged with the reply).
+    - `harmless_columns`: changes to these columns are always explained (read marks, flags).
+    - `bookkeeping`: columns that record when and by whom a row changed; never collateral.
+    - `harmless_added`: a where filter; added rows that match it are harmless (a draft saved
+      and never sent). With `harmless_on_footprint`, only under a parent row the task's
+      goal touches (an internal note on the ticket being escalated).
+    - `destructive`: column values that remove, close or cancel an object (a mail moved to
+      trash); the default removal rule forbids them outside the footprint.
+    """
+
+    match: tuple[str, ...] = ()
+    parent: tuple[str, str] | None = None
+    follows_parent: bool = False
+    harmless_columns: tuple[str, ...] = ()
+    bookkeeping: tuple[str, ...] = ()
+    harmless_added: dict[str, Any] | None = None
+    harmless_on_footprint: bool = False
+    destructive: dict[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ServiceSchema:
-    """The tables one service owns, as a SQL script run once when a workspace is created.
+    """The tables one service owns, as a SQL script run once when a workspace is created,
+    and the rules by which changes to them are judged (`changes`, by table name).
 
     Table names must start with the service name and an underscore (`mail_messages`),
     so that one database can hold every service side by side.
@@ -13,3 +45,4 @@ class ServiceSchema:
 
     name: str
     sql: str
+    changes: dict[str, TableRules] = field(default_factory=dict)

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema
+from coworkenv.state import ServiceSchema, TableRules
 
 SCHEMA = ServiceSchema(
     name="calendar",
@@ -44,6 +44,13 @@ CREATE TABLE calendar_cancelled_occurrences (
     PRIMARY KEY (event_id, occurrence_index)
 );
 """,
+    changes={
+        "calendar_events": TableRules(bookkeeping=("updated_at",), destructive={"status": ("cancelled",)}),
+        "calendar_attendees": TableRules(match=("event_id", "email"), parent=("event_id", "calendar_events")),
+        "calendar_cancelled_occurrences": TableRules(
+            match=("event_id", "occurrence_index"), parent=("event_id", "calendar_events")
+        ),
+    },
 )
 
 Response = Literal["needs_action", "accepted", "declined", "tentative"]

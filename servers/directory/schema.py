@@ -2,7 +2,7 @@
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema
+from coworkenv.state import ServiceSchema, TableRules
 
 SCHEMA = ServiceSchema(
     name="directory",
@@ -25,6 +25,10 @@ CREATE TABLE directory_people (
 );
 CREATE INDEX directory_people_team ON directory_people(team);
 """,
+    changes={
+        "directory_teams": TableRules(match=("name",)),
+        "directory_people": TableRules(match=("email",)),
+    },
 )
 
 

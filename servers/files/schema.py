@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema
+from coworkenv.state import ServiceSchema, TableRules
 
 ROOT_CREATED_AT = "1970-01-01T00:00:00+00:00"
 
@@ -33,6 +33,9 @@ CREATE INDEX files_nodes_parent ON files_nodes(parent);
 INSERT INTO files_nodes (path, parent, name, kind, content, size, created_at, modified_at, modified_by)
 VALUES ('/', NULL, '/', 'dir', NULL, 0, '{ROOT_CREATED_AT}', '{ROOT_CREATED_AT}', NULL);
 """,
+    changes={
+        "files_nodes": TableRules(match=("kind",), bookkeeping=("modified_at", "modified_by", "size")),
+    },
 )
 
 Kind = Literal["file", "dir"]

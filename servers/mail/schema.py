@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema
+from coworkenv.state import ServiceSchema, TableRules
 
 Folder = Literal["inbox", "sent", "drafts", "archive", "trash"]
 FOLDERS: tuple[Folder, ...] = ("inbox", "sent", "drafts", "archive", "trash")
@@ -59,6 +59,21 @@ CREATE TABLE mail_attachments (
     PRIMARY KEY (message_id, path)
 );
 
+-- What left the mailbox, as it left: one row per message sent, with the recipients and the
+-- attachments' content at that moment. No tool reads or deletes it: it is the outgoing
+-- mail server's log, so a verifier sees a sent mail even after it was deleted or its
+-- attached file changed.
+CREATE TABLE mail_deliveries (
+    id INTEGER PRIMARY KEY,
+    message_id INTEGER NOT NULL,
+    sent_at TEXT NOT NULL,
+    from_addr TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    body TEXT NOT NULL,
+    attachments TEXT NOT NULL
+);
+
 CREATE VIRTUAL TABLE mail_search USING fts5(
     subject, body, from_addr, recipients, attachments,
     tokenize = 'unicode61 remove_diacritics 2'
@@ -95,6 +110,24 @@ CREATE TRIGGER mail_attachments_search_delete AFTER DELETE ON mail_attachments B
     ), '') WHERE rowid = old.message_id;
 END;
 """,
+    changes={
+        "mail_messages": TableRules(
+            match=("owner", "folder"),
+            harmless_columns=("is_read", "is_flagged"),
+            harmless_added={"folder": "drafts"},
+            destructive={"folder": ("trash",)},
+        ),
+        "mail_recipients": TableRules(
+            match=("message_id", "kind", "address"),
+            parent=("message_id", "mail_messages"),
+            follows_parent=True,
+        ),
+        "mail_attachments": TableRules(
+            match=("message_id", "path"), parent=("message_id", "mail_messages"), follows_parent=True
+        ),
+        "mail_labels": TableRules(match=("message_id", "label"), parent=("message_id", "mail_messages")),
+        "mail_deliveries": TableRules(),
+    },
 )
 
 

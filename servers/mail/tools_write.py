@@ -60,6 +60,7 @@ def _send(ws: Workspace, **fields: Any) -> Message:
     message_id = store.insert_message(
         ws, owner=owner, folder="sent", from_addr=owner, sent_at=ws.clock.now_text(), is_read=True, **fields
     )
+    store.record_delivery(ws, message_id)
     return store.get_message(ws, owner, message_id)
 
 
@@ -295,6 +296,7 @@ async def send_draft(
         "UPDATE mail_messages SET folder = 'sent', sent_at = ?, is_read = 1 WHERE id = ?",
         (ws.clock.now_text(), draft_id),
     )
+    store.record_delivery(ws, draft_id)
     return store.get_message(ws, user, draft_id)
 
 

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema
+from coworkenv.state import ServiceSchema, TableRules
 
 Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]
@@ -65,6 +65,27 @@ CREATE TABLE tickets_links (
 );
 CREATE INDEX tickets_links_target ON tickets_links(target_id);
 """,
+    changes={
+        "tickets_tickets": TableRules(
+            bookkeeping=("updated_at",), destructive={"status": ("resolved", "closed")}
+        ),
+        "tickets_tags": TableRules(
+            match=("ticket_id", "tag"),
+            parent=("ticket_id", "tickets_tickets"),
+            harmless_added={},
+            harmless_on_footprint=True,
+        ),
+        "tickets_comments": TableRules(
+            match=("ticket_id", "visibility"),
+            parent=("ticket_id", "tickets_tickets"),
+            harmless_added={"visibility": "internal"},
+            harmless_on_footprint=True,
+        ),
+        "tickets_links": TableRules(
+            match=("source_id", "kind", "target_id"), parent=("source_id", "tickets_tickets")
+        ),
+        "tickets_queues": TableRules(match=("name",)),
+    },
 )
 
 
