@@ -16,7 +16,7 @@ from .events import event_model, events_involving, load_event, occurrence_model
 from .people import has_calendar, me, normalize_email, request_zone, unique_people
 from .schema import Availability, Event, EventList, FreeSlots, PersonZone
 from .times import check_span, parse_clock, parse_when
-from .tools import TOOLS, ClockText, Emails, EventId, TimeText, ZoneName
+from .tools import MAX_OFFSET, TOOLS, ClockText, Emails, EventId, IgnoredEventId, TimeText, ZoneName
 
 MAX_LIST_RANGE = timedelta(days=92)
 
@@ -61,7 +61,7 @@ async def list_events(
         bool, Field(description="Also list cancelled events and occurrences")
     ] = False,
     limit: Annotated[int, Field(ge=1, le=500)] = 100,
-    offset: Annotated[int, Field(ge=0)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
 ) -> EventList:
     """List the events on a calendar (yours by default) that overlap a time range, earliest first.
 
@@ -119,9 +119,7 @@ async def check_availability(
     working_hours_start: ClockText = "09:00",
     working_hours_end: ClockText = "17:00",
     include_weekends: Annotated[bool, Field(description="Count Saturday and Sunday as working days")] = False,
-    ignore_event_id: Annotated[
-        int | None, Field(description="An event not to count as busy, e.g. the meeting you are moving")
-    ] = None,
+    ignore_event_id: IgnoredEventId = None,
 ) -> Availability:
     """Check whether people can make one proposed time, before you create or move a meeting.
 
@@ -168,9 +166,7 @@ async def find_free_slots(
     ] = 30,
     max_slots: Annotated[int, Field(ge=1, le=50)] = 10,
     include_weekends: Annotated[bool, Field(description="Count Saturday and Sunday as working days")] = False,
-    ignore_event_id: Annotated[
-        int | None, Field(description="An event not to count as busy, e.g. the meeting you are moving")
-    ] = None,
+    ignore_event_id: IgnoredEventId = None,
 ) -> FreeSlots:
     """Find times in a window when everyone is free and inside their own working hours.
 

@@ -10,6 +10,9 @@ from .schema import Person, PersonList, Team, TeamList, TeamSummary, person_from
 
 TOOLS = ToolSet("directory")
 
+#: The largest offset accepted: the schema refuses what SQLite could not hold.
+MAX_OFFSET = 1_000_000
+
 
 @TOOLS.tool(read_only=True)
 async def search_people(
@@ -20,7 +23,7 @@ async def search_people(
         bool | None, Field(description="True: colleagues only; False: external contacts only")
     ] = None,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
-    offset: Annotated[int, Field(ge=0)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
 ) -> PersonList:
     """Search the company directory for people by name, email, job title or company.
 

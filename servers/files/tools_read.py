@@ -23,6 +23,8 @@ from .tree import (
 )
 
 MAX_LIST_ENTRIES = 500
+#: The largest line number or byte offset accepted: the schema refuses what SQLite could not hold.
+MAX_POSITION = 2**53
 MAX_LINES_PER_FILE = 5
 EXCERPT_CHARS = 200
 
@@ -70,10 +72,14 @@ async def list_directory(
 async def read_file(
     ctx: Context,
     path: PathArg,
-    start_line: Annotated[int | None, Field(ge=1, description="First line to read (1-based)")] = None,
-    end_line: Annotated[int | None, Field(ge=1, description="Last line to read (inclusive)")] = None,
+    start_line: Annotated[
+        int | None, Field(ge=1, le=MAX_POSITION, description="First line to read (1-based)")
+    ] = None,
+    end_line: Annotated[
+        int | None, Field(ge=1, le=MAX_POSITION, description="Last line to read (inclusive)")
+    ] = None,
     offset: Annotated[
-        int | None, Field(ge=0, description="Byte offset to read from (instead of lines)")
+        int | None, Field(ge=0, le=MAX_POSITION, description="Byte offset to read from (instead of lines)")
     ] = None,
     length: Annotated[
         int | None, Field(ge=1, le=READ_LIMIT_BYTES, description="How many bytes to read from `offset`")
