@@ -8,6 +8,7 @@ more services over one workspace; every call is audited and all-or-nothing.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,15 @@ _WORKSPACE_LOCKS: WeakKeyDictionary[Workspace, anyio.Lock] = WeakKeyDictionary()
 
 #: Simulated time that one successful write call takes.
 WRITE_CALL_DURATION_SECONDS = 60
+
+#: How long, in all, a call on a workspace file waits for other processes' calls to finish
+#: before it answers `BUSY_MESSAGE` (the default of `WorkspaceServer.busy_wait_seconds`).
+BUSY_WAIT_SECONDS = 10.0
+BUSY_MESSAGE = "the workspace is busy; retry the call"
+# One attempt at the file's lock blocks the event loop at most this long; between attempts
+# the call sleeps without blocking.
+_LOCK_ATTEMPT_MS = 20
+_RETRY_PAUSE_SECONDS = (0.002, 0.02)
 
 
 USER_EMAIL_KEY = "user_email"
@@ -217,6 +227,11 @@ class WorkspaceServer(MCPServer[Any]):
     savepoint: a call that fails leaves no write behind. Calls on one workspace are
     serialized, so concurrent clients never interleave inside one call. A successful write call moves
     the simulated clock forward by `WRITE_CALL_DURATION_SECONDS`.
+
+    Each call is one transaction: its clock move, its writes and its audit entry are kept
+    together or not at all. On a workspace file, which other processes may serve too, the
+    transaction holds the file's write lock from its start (`BEGIN IMMEDIATE`); a call that
+    cannot get it within `busy_wait_seconds` changes nothing and answers `BUSY_MESSAGE`.
     """
 
     def __init__(
@@ -252,6 +267,8 @@ class WorkspaceServer(MCPServer[Any]):
         self.workspace = workspace
         #: Optional seeded fault injection (see `servers.faults`); None injects nothing.
         self.faults: FaultInjector | None = None
+        #: How long a call on a workspace file waits for other processes before it gives up.
+        self.busy_wait_seconds = BUSY_WAIT_SECONDS
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -262,10 +279,56 @@ class WorkspaceServer(MCPServer[Any]):
         if lock is None:
             lock = _WORKSPACE_LOCKS[self.workspace] = anyio.Lock()
         async with lock:
-            return await self._audited_call(name, arguments, context)
+            ws = self.workspace
+            call = _Call()
+            if ws.conn.in_transaction:
+                # The caller's own transaction: it keeps or drops this call together with it.
+                return await self._audited_call(name, arguments, context, call)
+            await self._begin(name)
+            try:
+                result = await self._audited_call(name, arguments, context, call)
+            except BaseException:
+                # A failed call that was audited keeps its audit entry (its writes were
+                # rolled back to the savepoint); anything else leaves nothing behind.
+                if call.audited:
+                    await self._commit(name)
+                else:
+                    ws.conn.execute("ROLLBACK")
+                raise
+            await self._commit(name)
+            return result
+
+    async def _begin(self, tool: str) -> None:
+        ws = self.workspace
+        if not ws.is_file:
+            ws.conn.execute("BEGIN")
+            return
+        deadline = anyio.current_time() + self.busy_wait_seconds
+        while not ws.try_begin_write(wait_ms=_LOCK_ATTEMPT_MS):
+            await self._pause_or_give_up(tool, deadline)
+
+    async def _commit(self, tool: str) -> None:
+        ws = self.workspace
+        if not ws.is_file:
+            ws.conn.execute("COMMIT")
+            return
+        deadline = anyio.current_time() + self.busy_wait_seconds
+        try:
+            while not ws.try_commit(wait_ms=_LOCK_ATTEMPT_MS):
+                await self._pause_or_give_up(tool, deadline)
+        except BaseException:
+            ws.conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    async def _pause_or_give_up(tool: str, deadline: float) -> None:
+        if anyio.current_time() >= deadline:
+            raise ToolError(f"Error executing tool {tool}: {BUSY_MESSAGE}")
+        # Jitter, so processes that collided do not retry in lockstep.
+        await anyio.sleep(random.uniform(*_RETRY_PAUSE_SECONDS))
 
     async def _audited_call(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None, call: _Call
     ) -> Any:
         ws = self.workspace
         started = time.perf_counter()
@@ -281,6 +344,7 @@ class WorkspaceServer(MCPServer[Any]):
                 error=error,
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
+            call.audited = True
 
         if name not in self._tool_info:
             error = f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tool_info))}"
@@ -312,6 +376,13 @@ class WorkspaceServer(MCPServer[Any]):
             ws.clock.advance(seconds=WRITE_CALL_DURATION_SECONDS)
         audit(service, tool_name, call_time, result=_result_payload(result))
         return result
+
+
+@dataclass
+class _Call:
+    """What the transaction around one call needs to know of it."""
+
+    audited: bool = False
 
 
 def _readable(exc: BaseException, tool: str) -> BaseException:

@@ -52,10 +52,27 @@ class Clock:
         )
 
     def advance(self, delta: timedelta | None = None, *, seconds: float = 0, minutes: float = 0) -> datetime:
-        """Move the clock forward and return the new time."""
+        """Move the clock forward and return the new time.
+
+        The read and the write happen in one transaction (the caller's, or one begun here
+        holding the write lock), so another process on the same file cannot move the clock
+        in between and have its move lost.
+        """
         step = (delta or timedelta()) + timedelta(seconds=seconds, minutes=minutes)
         if step < timedelta():
             raise ValueError("the clock only moves forward")
+        if self._conn.in_transaction:
+            return self._move(step)
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            new = self._move(step)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+        return new
+
+    def _move(self, step: timedelta) -> datetime:
         new = self.now() + step
-        self.set(new)
+        self._conn.execute("UPDATE workspace_meta SET value = ? WHERE key = ?", (format_time(new), CLOCK_KEY))
         return new

@@ -25,6 +25,10 @@ FORMAT = "coworkenv-workspace/1"
 
 META_SQL = f"CREATE TABLE {META_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 
+#: How long a statement on a workspace file waits for another process's lock before SQLite
+#: reports it busy (for synchronous callers: seeding, world operations, the clock).
+BUSY_TIMEOUT_MS = 5000
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -85,6 +89,7 @@ class Workspace:
             if path.exists():
                 raise WorkspaceError(f"{path} already exists; choose a new path or open it instead")
             conn = _connect(str(path))
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         else:
             conn = _connect(":memory:")
         conn.executescript(META_SQL + AUDIT_SQL)
@@ -111,7 +116,7 @@ class Workspace:
         if not path.is_file():
             raise WorkspaceError(f"no workspace file at {path}")
         conn = _connect(f"file:{path}?mode={'ro' if read_only else 'rw'}", uri=True)
-        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         try:
             services = cls._read_services(conn, str(path))
         except WorkspaceError:
@@ -190,6 +195,11 @@ class Workspace:
         return self._db
 
     @property
+    def is_file(self) -> bool:
+        """Whether the state lives in a database file, which other processes may write too."""
+        return self.path is not None
+
+    @property
     def task_id(self) -> str:
         return self.meta("task_id")
 
@@ -229,7 +239,21 @@ class Workspace:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All-or-nothing: the writes inside are kept only if the block ends without an exception."""
+        """All-or-nothing: the writes inside are kept only if the block ends without an exception.
+
+        On a file, outside any transaction, the block holds the write lock from its start
+        (`BEGIN IMMEDIATE`), so a read inside it cannot go stale before a write.
+        """
+        if self.is_file and not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            else:
+                self.conn.execute("COMMIT")
+            return
         self.conn.execute("SAVEPOINT ws_txn")
         try:
             yield
@@ -239,6 +263,29 @@ class Workspace:
             raise
         else:
             self.conn.execute("RELEASE ws_txn")
+
+    def try_begin_write(self, *, wait_ms: int) -> bool:
+        """Begin a transaction that holds the database's write lock from its first statement
+        (`BEGIN IMMEDIATE`), so no other process can write in between. Waits at most `wait_ms`
+        for another connection's lock; False, with no transaction open, when that was not enough."""
+        return self._try_locked("BEGIN IMMEDIATE", wait_ms)
+
+    def try_commit(self, *, wait_ms: int) -> bool:
+        """Commit the open transaction, waiting at most `wait_ms` for other connections still
+        reading the file; False, with the transaction still open, when that was not enough."""
+        return self._try_locked("COMMIT", wait_ms)
+
+    def _try_locked(self, sql: str, wait_ms: int) -> bool:
+        self.conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
+        try:
+            self.conn.execute(sql)
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise
+            return False
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return True
 
     def close(self) -> None:
         self.conn.close()
