@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -27,7 +29,12 @@ from pydantic import (
 from .checks import Check, SafetyRule, union_tags
 
 SERVICES = ("mail", "tickets", "calendar", "files", "directory")
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
 Service = Literal["mail", "tickets", "calendar", "files", "directory"]
+
+
+#: The longest simulated wait before one event: ten years, in minutes.
+MAX_ADVANCE_MINUTES = 10 * 366 * 24 * 60
 
 
 class _Model(BaseModel):
@@ -42,11 +49,39 @@ class WorldCall(_Model):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class _DemoParams(_Model):
+    seed: int = Field(default=0, ge=0, le=2**32, strict=True)
+
+
 class ProceduralSeed(_Model):
-    """A named generator of seed state, e.g. `{"name": "demo", "params": {"seed": 3}}`."""
+    """A named generator of seed state, e.g. `{"name": "demo", "params": {"seed": 3}}`.
+
+    `demo` takes one parameter, `seed` (a whole number, default 0); `empty` takes none.
+    """
 
     name: Literal["demo", "empty"] = "empty"
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("params")
+    @classmethod
+    def _known_params(cls, params: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        name = info.data.get("name")
+        if name == "empty" and params:
+            raise ValueError(f"the empty seed takes no parameters; got {sorted(params)}")
+        if name == "demo":
+            unknown = sorted(set(params) - set(_DemoParams.model_fields))
+            if unknown:
+                raise ValueError(
+                    f"unknown demo seed parameter {', '.join(map(repr, unknown))}; "
+                    f"the demo seed takes only: {', '.join(_DemoParams.model_fields)}"
+                )
+            try:
+                _DemoParams.model_validate(params)
+            except ValidationError as exc:
+                raise ValueError(
+                    "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                ) from None
+        return params
 
 
 class Seed(_Model):
@@ -62,7 +97,12 @@ class Event(WorldCall):
     mentioned in that turn's user message; silent ones the agent must notice."""
 
     announced: bool = False
-    advance_minutes: float = Field(default=0, ge=0, description="Simulated time that passes before the event")
+    advance_minutes: float = Field(
+        default=0,
+        ge=0,
+        le=MAX_ADVANCE_MINUTES,
+        description="Simulated time that passes before the event (at most ten years)",
+    )
 
 
 class SolutionStep(_Model):
@@ -133,6 +173,17 @@ class Task(_Model):
     limits: Limits = Field(default_factory=Limits)
     persona: Persona | None = Field(default=None, description="Used only when a user simulator is enabled")
     provenance: Provenance = Field(default_factory=Provenance)
+
+    @field_validator("clock_start", mode="before")
+    @classmethod
+    def _clock_start_is_a_date_time(cls, value: Any) -> Any:
+        # pydantic reads a number (or a text of digits) as seconds since 1970: a task that
+        # wrote `clock_start: 12` would silently start in 1970.
+        if isinstance(value, bool | int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
+            raise ValueError(
+                f"must be an ISO 8601 date-time with a UTC offset, e.g. 2026-03-02T09:00:00+00:00; got {value!r}"
+            )
+        return value
 
     @field_validator("services")
     @classmethod
