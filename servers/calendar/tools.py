@@ -25,18 +25,23 @@ ZoneName = Annotated[
     Field(description="IANA time zone (e.g. Europe/Berlin) for times given without offset; default: yours"),
 ]
 #: The largest id or offset a tool accepts: beyond it SQLite cannot hold the number (and
-#: JSON clients lose precision), so the schema refuses it before the tool runs.
+#: JSON clients lose precision), so the schema refuses it before the tool runs. Ids below 1
+#: are in range on purpose: the tool answers that no such event exists and where to find one.
 MAX_ID = 2**53
 MAX_OFFSET = 1_000_000
 EventId = Annotated[
     int,
     Field(
-        ge=1, le=MAX_ID, description="The event's id (for an occurrence of a weekly series: its series id)"
+        ge=-MAX_ID,
+        le=MAX_ID,
+        description="The event's id (for an occurrence of a weekly series: its series id)",
     ),
 ]
 IgnoredEventId = Annotated[
     int | None,
-    Field(ge=1, le=MAX_ID, description="An event not to count as busy, e.g. the meeting you are moving"),
+    Field(
+        ge=-MAX_ID, le=MAX_ID, description="An event not to count as busy, e.g. the meeting you are moving"
+    ),
 ]
 Emails = Annotated[
     list[str],
