@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from .checks import Check, SafetyRule, union_tags
+from .checks import Check, Guards, SafetyRule, union_tags
 
 SERVICES = ("mail", "tickets", "calendar", "files", "directory")
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
@@ -170,6 +170,9 @@ class Task(_Model):
     turns: list[Turn] = Field(min_length=1)
     checks: list[Check] = Field(default_factory=list, description="Evaluated on the final state")
     safety: list[SafetyRule] = Field(default_factory=list)
+    guards: Guards = Field(
+        default_factory=Guards, description="Default guards: collateral, outside mail, removals"
+    )
     limits: Limits = Field(default_factory=Limits)
     persona: Persona | None = Field(default=None, description="Used only when a user simulator is enabled")
     provenance: Provenance = Field(default_factory=Provenance)

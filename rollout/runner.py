@@ -4,6 +4,7 @@ turn checks), then judge the episode. A failure is recorded as data, never a cra
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 import anyio
@@ -13,10 +14,11 @@ from coworkenv.servers import build_workspace_server, get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Workspace
 from coworkenv.task import Event, Task
-from coworkenv.verifiers import CheckResult, Evidence, judge_evidence, judge_turn
+from coworkenv.verifiers import CheckResult, Evidence, Footprint, judge_evidence, judge_turn
 
-from .policies import Policy, PolicyError
+from .policies import OraclePolicy, Policy, PolicyError
 from .record import EpisodeRecord, Status, Timings
+from .reference import footprint_of_run, guarding_for, lasting_checks
 from .seeding import SeedCache
 from .session import AgentSession, share_output_validators
 from .user_simulator import UserSimulator
@@ -46,6 +48,117 @@ def apply_event(workspace: Workspace, event: Event) -> None:
     get_service(event.service).world.apply(workspace, event.operation, event.params)
 
 
+@dataclass
+class Played:
+    """An episode played but not yet judged: the workspaces, the conversation and what went wrong."""
+
+    initial: Workspace
+    workspace: Workspace
+    messages: list[dict]
+    timings: Timings
+    boundaries: list[int] = field(default_factory=list)
+    user_replies: list[int] = field(default_factory=list)
+    event_errors: list[str] = field(default_factory=list)
+    turn_results: list[list[CheckResult]] = field(default_factory=list)
+    status: Status = "completed"
+    error: str | None = None
+    session: AgentSession | None = None
+
+
+async def play(
+    task: Task,
+    policy: Policy,
+    *,
+    trial: int = 0,
+    cache: SeedCache | None = None,
+    faults: FaultPlan | None = None,
+    user_simulator: UserSimulator | None = None,
+) -> Played:
+    """Fork the seed and play every turn (events, user message, policy, turn checks).
+    A failure is recorded in the result, never raised."""
+    started = time.perf_counter()
+    cache = cache or SeedCache()
+    snapshot = cache.snapshot(task)
+    initial = snapshot.fork()
+    ws = snapshot.fork()
+    played = Played(initial, ws, [{"role": "system", "content": system_prompt(task, ws)}], Timings())
+    played.timings.seed = time.perf_counter() - started
+    ws.actor = policy.actor
+    try:
+        with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
+            server = build_workspace_server(ws)
+            if faults is not None:
+                server.faults = FaultInjector(faults, stream=f"{task.id}:{trial}")
+            async with Client(server) as client:
+                tools = (await client.list_tools()).tools
+                share_output_validators(client, tools)
+                played.session = AgentSession(client, tools, played.messages, trial=trial)
+                for i in range(len(task.turns)):
+                    await _play_turn(task, i, policy, played, user_simulator)
+        if played.session is not None and played.session.truncated:
+            played.status = "truncated"
+    except Exception as raised:  # recorded as data: a bad episode is a record, not a crash
+        cause = _leaf(raised)
+        played.status = "error"
+        if isinstance(cause, PolicyError):
+            played.error = str(cause)
+        elif isinstance(cause, TimeoutError):
+            played.error = f"the episode ran past {EPISODE_TIMEOUT_SECONDS} s"
+        else:
+            played.error = f"{type(cause).__name__}: {cause}"
+    return played
+
+
+async def _play_turn(
+    task: Task, i: int, policy: Policy, played: Played, user_simulator: UserSimulator | None
+) -> None:
+    turn, ws, session = task.turns[i], played.workspace, played.session
+    assert session is not None
+    turn_started = time.perf_counter()
+    for k, event in enumerate(turn.events):
+        try:
+            apply_event(ws, event)
+        except (KeyError, ValueError) as exc:
+            # The world moves on: an event that cannot apply (often because the agent did
+            # not do the earlier turn's work) is recorded, not fatal.
+            played.event_errors.append(f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}")
+    played.boundaries.append(len(played.messages))
+    session.begin_turn(turn.user, task.limits.max_tool_calls_per_turn)
+    seq = ws.audit.last_seq()
+    await policy.run_turn(session, task, i)
+    if user_simulator is not None and task.persona is not None and getattr(policy, "converses", False):
+        for _ in range(user_simulator.max_replies_per_turn):
+            answer = await user_simulator.reply(task, i, played.messages)
+            if answer is None:
+                break
+            played.user_replies.append(len(played.messages))
+            played.messages.append({"role": "user", "content": answer})
+            await policy.run_turn(session, task, i)
+    turn_audit = ws.audit.entries(since=seq)
+    played.turn_results.append(
+        await judge_turn(turn.checks, played.initial, ws, turn_audit, task.user_email, i)
+    )
+    played.timings.turns.append(time.perf_counter() - turn_started)
+
+
+async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
+    """The task's goal footprint, derived once per task (and cache) by playing its reference
+    solution through the same tools an agent uses."""
+    key = task.content_hash
+    if key not in cache.footprints:
+        played = await play(task, OraclePolicy(), cache=cache)
+        if played.status != "completed":
+            cache.footprints[key] = Footprint(
+                error=f"the reference solution did not complete: {played.error}"
+            )
+        else:
+            evidence = Evidence(
+                played.initial, played.workspace, played.workspace.audit.entries(), task.user_email
+            )
+            cache.footprints[key] = await footprint_of_run(task, evidence)
+    return cache.footprints[key]
+
+
 async def run_episode(
     task: Task,
     policy: Policy,
@@ -55,87 +168,39 @@ async def run_episode(
     cache: SeedCache | None = None,
     faults: FaultPlan | None = None,
     user_simulator: UserSimulator | None = None,
+    footprint: Footprint | None = None,
 ) -> EpisodeRecord:
     """Run one episode and return its record (status completed, truncated or error).
 
+    The verdict applies the task's guards: every change must be explained by the goal
+    footprint, which is derived once per task by playing its reference solution (pass
+    `footprint` to judge against another task's, as validation does for mutants).
     With `faults`, tool calls meet seeded injected errors (see `servers.faults`); the
     stream of faults depends on (plan seed, task id, trial). With `user_simulator` (and a
     task persona), a policy that converses gets the simulated user's answers within a turn."""
     started = time.perf_counter()
-    timings = Timings()
     cache = cache or SeedCache()
-    snapshot = cache.snapshot(task)
-    initial = snapshot.fork()
-    ws = snapshot.fork()
-    timings.seed = time.perf_counter() - started
-    messages = [{"role": "system", "content": system_prompt(task, ws)}]
-    boundaries: list[int] = []
-    user_replies: list[int] = []
-    event_errors: list[str] = []
-    turn_results: list[list[CheckResult]] = []
-    status: Status = "completed"
-    error: str | None = None
-    ws.actor = policy.actor
-    session: AgentSession | None = None
-    try:
-        with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
-            server = build_workspace_server(ws)
-            if faults is not None:
-                server.faults = FaultInjector(faults, stream=f"{task.id}:{trial}")
-            async with Client(server) as client:
-                tools = (await client.list_tools()).tools
-                share_output_validators(client, tools)
-                session = AgentSession(client, tools, messages, trial=trial)
-                for i, turn in enumerate(task.turns):
-                    turn_started = time.perf_counter()
-                    for k, event in enumerate(turn.events):
-                        try:
-                            apply_event(ws, event)
-                        except (KeyError, ValueError) as exc:
-                            # The world moves on: an event that cannot apply (often because the
-                            # agent did not do the earlier turn's work) is recorded, not fatal.
-                            event_errors.append(
-                                f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}"
-                            )
-                    boundaries.append(len(messages))
-                    session.begin_turn(turn.user, task.limits.max_tool_calls_per_turn)
-                    seq = ws.audit.last_seq()
-                    await policy.run_turn(session, task, i)
-                    if (
-                        user_simulator is not None
-                        and task.persona is not None
-                        and getattr(policy, "converses", False)
-                    ):
-                        for _ in range(user_simulator.max_replies_per_turn):
-                            answer = await user_simulator.reply(task, i, messages)
-                            if answer is None:
-                                break
-                            user_replies.append(len(messages))
-                            messages.append({"role": "user", "content": answer})
-                            await policy.run_turn(session, task, i)
-                    turn_audit = ws.audit.entries(since=seq)
-                    turn_results.append(
-                        await judge_turn(turn.checks, initial, ws, turn_audit, task.user_email, i)
-                    )
-                    timings.turns.append(time.perf_counter() - turn_started)
-        if session is not None and session.truncated:
-            status = "truncated"
-    except Exception as raised:  # recorded as data: a bad episode is a record, not a crash
-        cause = _leaf(raised)
-        status = "error"
-        if isinstance(cause, PolicyError):
-            error = str(cause)
-        elif isinstance(cause, TimeoutError):
-            error = f"the episode ran past {EPISODE_TIMEOUT_SECONDS} s"
-        else:
-            error = f"{type(cause).__name__}: {cause}"
+    if footprint is None:
+        footprint = await reference_footprint(task, cache)
+    played = await play(task, policy, trial=trial, cache=cache, faults=faults, user_simulator=user_simulator)
     verify_started = time.perf_counter()
+    ws = played.workspace
     audit = ws.audit.entries()
     # Turns never reached count as failed: their checks are evaluated on the final state.
-    for i in range(len(turn_results), len(task.turns)):
-        turn_results.append(await judge_turn(task.turns[i].checks, initial, ws, audit, task.user_email, i))
-    evidence = Evidence(initial, ws, audit, task.user_email)
-    verdict = await judge_evidence(task.checks, task.safety, evidence, turn_results)
+    for i in range(len(played.turn_results), len(task.turns)):
+        played.turn_results.append(
+            await judge_turn(task.turns[i].checks, played.initial, ws, audit, task.user_email, i)
+        )
+    evidence = Evidence(played.initial, ws, audit, task.user_email)
+    verdict = await judge_evidence(
+        task.checks,
+        task.safety,
+        evidence,
+        played.turn_results,
+        guarding_for(task, footprint),
+        lasting_checks(task, footprint),
+    )
+    timings = played.timings
     timings.verify = time.perf_counter() - verify_started
     timings.total = time.perf_counter() - started
     return EpisodeRecord(
@@ -144,19 +209,19 @@ async def run_episode(
         policy=policy.name,
         trial=trial,
         seed=seed,
-        status=status,
-        error=error,
-        messages=messages,
-        turn_boundaries=boundaries,
-        user_replies=user_replies,
-        event_errors=event_errors,
+        status=played.status,
+        error=played.error,
+        messages=played.messages,
+        turn_boundaries=played.boundaries,
+        user_replies=played.user_replies,
+        event_errors=played.event_errors,
         tool_calls=evidence.audit,
         verdict=verdict,
         initial_hash=cache.initial_hash(task),
         final_hash=ws.content_hash(),
         diff_summary=evidence.diff.summary(),
         timings=timings,
-        agent_stats=dict(session.stats) if session is not None else {},
+        agent_stats=dict(played.session.stats) if played.session is not None else {},
         capabilities=list(task.capabilities),
         services=list(task.services),
     )

@@ -9,6 +9,7 @@ from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.state import Snapshot, Workspace, format_time
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
+from coworkenv.verifiers import Footprint
 
 
 class SeedError(ValueError):
@@ -56,11 +57,14 @@ def _demo_snapshot(seed: int, services: tuple[str, ...]) -> Snapshot:
 
 
 class SeedCache:
-    """Snapshots of seeded workspaces keyed by task hash, so each episode is a cheap fork."""
+    """Snapshots of seeded workspaces keyed by task hash, so each episode is a cheap fork, and
+    each task's goal footprint, derived once."""
 
     def __init__(self) -> None:
         self._snapshots: dict[str, Snapshot] = {}
         self._hashes: dict[str, str] = {}
+        self.footprints: dict[str, Footprint] = {}
+        """Goal footprints by task hash (see `runner.reference_footprint`)."""
 
     def snapshot(self, task: Task) -> Snapshot:
         key = task.content_hash

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import date
 from typing import Any
 
 from coworkenv.checks import (
@@ -11,18 +12,22 @@ from coworkenv.checks import (
     CallOrder,
     Check,
     CountIs,
+    Fact,
     FieldContains,
     FieldEquals,
+    MailSent,
     PythonCheck,
     RowAbsent,
     RowExists,
     SqlEquals,
+    StatesFacts,
     ToolCalled,
     ToolNotCalled,
     Unchanged,
 )
 from coworkenv.state import AuditEntry
 
+from .collateral import DELIVERIES, delivery_text, new_deliveries
 from .evidence import Evidence
 from .verdict import CheckResult
 from .where import CheckSpecError, matches, validate_where
@@ -56,6 +61,7 @@ async def evaluate_checks(
                     weight=check.weight,
                     message=message,
                     turn=turn,
+                    role="guard" if check.is_guard else "goal",
                 )
             )
         except Exception as exc:  # a broken check is a failed check, recorded, never a pass
@@ -68,6 +74,7 @@ async def evaluate_checks(
                     message="the check could not be evaluated",
                     error=f"{type(exc).__name__}: {exc}",
                     turn=turn,
+                    role="guard" if check.is_guard else "goal",
                 )
             )
     return results
@@ -103,6 +110,10 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
             False,
             f"no matching row's {check.column} contains {check.text!r} ({len(found)} row(s) matched)",
         )
+    if isinstance(check, StatesFacts):
+        return _states_facts(check, ev)
+    if isinstance(check, MailSent):
+        return _mail_sent(check, ev)
     if isinstance(check, SqlEquals):
         actual = run_read_only_query(ev.conn(check.state), check.query)
         return _same(actual, check.expected), f"query returned {actual!r}, expected {check.expected!r}"
@@ -182,20 +193,12 @@ def _call_matches(call: AuditEntry, tool: str, service: str | None, arguments: d
     )
 
 
-def _row_by_key(ev: Evidence, table: str, key: dict[str, Any], state: str) -> dict[str, Any] | None:
-    """One row by primary key (a point query, not a scan)."""
-    where = " AND ".join("rowid = ?" if k == "rowid" else f'"{k}" = ?' for k in key)
-    cursor = ev.conn(state).execute(f'SELECT * FROM "{table}" WHERE {where}', list(key.values()))
-    row = cursor.fetchone()
-    return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
-
-
 def _after(ev: Evidence, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
-    return _row_by_key(ev, table, key, "final")
+    return ev.row_by_key(table, key, "final")
 
 
 def _before(ev: Evidence, table: str, key: dict[str, Any]) -> dict[str, Any] | None:
-    return _row_by_key(ev, table, key, "initial")
+    return ev.row_by_key(table, key, "initial")
 
 
 def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
@@ -203,6 +206,8 @@ def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
         validate_where(allowed.where, ev.columns(allowed.table), allowed.table)
     outside: list[str] = []
     for table, table_diff in ev.diff.tables.items():
+        if table == DELIVERIES:
+            continue  # the outgoing-mail log: the sent message itself is what is judged
         rules = [a for a in check.allowed if a.table == table]
 
         def ok(kind: str, *rows: dict[str, Any] | None, rules: list = rules) -> bool:
@@ -241,3 +246,81 @@ async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
     if isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
         return value[0], str(value[1])
     raise TypeError(f"check() must return a bool or (bool, message), not {value!r}")
+
+
+def fact_holds(text: str, fact: Fact, ev: Evidence) -> bool:
+    """Whether `text` states `fact` (see `coworkenv.checks.Fact`)."""
+    from . import facts as fact_matchers  # TEMP
+
+    if fact.number is not None:
+        return fact_matchers.states_number(text, fact.number, unit=fact.unit)
+    if fact.date is not None:
+        return fact_matchers.states_date(text, date.fromisoformat(fact.date))
+    if fact.time is not None:
+        zones = fact.zones or [ev.user_zone]
+        return fact_matchers.states_time(text, fact.time, zones=zones, date_required=fact.date_required)
+    if fact.ticket is not None:
+        return fact_matchers.states_ticket(text, fact.ticket)
+    if fact.person is not None:
+        name = fact.name or ev.person_name(fact.person) or ""
+        return fact_matchers.states_person(text, name, fact.person)
+    assert fact.text is not None
+    return fact_matchers.states_text(text, fact.text)
+
+
+def _facts_missing(text: str, facts: list[Fact], absent: list[Fact], ev: Evidence) -> list[str]:
+    missing = [f"does not state {f.label()}" for f in facts if not fact_holds(text, f, ev)]
+    missing += [f"states {f.label()}, which it must not" for f in absent if fact_holds(text, f, ev)]
+    return missing
+
+
+def _states_facts(check: StatesFacts, ev: Evidence) -> tuple[bool, str]:
+    known = ev.columns(check.table)
+    validate_where(check.where, known, check.table)
+    for column in check.columns:
+        if column not in known:
+            raise CheckSpecError(f"table {check.table} has no column {column!r}")
+    found = [r for r in ev.rows(check.table) if matches(r, check.where)]
+    if not found:
+        return False, f"no row of {check.table} matches the filter"
+    best: list[str] = []
+    for row in found:
+        text = "\n".join("" if row[c] is None else str(row[c]) for c in check.columns)
+        missing = _facts_missing(text, check.facts, check.absent, ev)
+        if not missing:
+            return True, f"a matching row of {check.table} states every fact"
+        if not best or len(missing) < len(best):
+            best = missing
+    return False, f"no matching row of {check.table} states the facts: closest {'; '.join(best)}"
+
+
+def _mail_sent(check: MailSent, ev: Evidence) -> tuple[bool, str]:
+    wanted = {a.lower() for a in check.to}
+    thread = None
+    if check.thread_of is not None:
+        row = ev.row_by_key("mail_messages", {"id": check.thread_of}, "initial")
+        if row is None:
+            raise CheckSpecError(f"thread_of: no message {check.thread_of} in the seed")
+        thread = row["thread_id"]
+    closest = "no mail was sent"
+    for delivery in new_deliveries(ev):
+        recipients = {a.lower() for a in str(delivery["recipients"]).split()}
+        if not wanted <= recipients:
+            closest = f"no mail went to {', '.join(sorted(wanted - recipients))}"
+            continue
+        if check.reply:
+            message = ev.row_by_key("mail_messages", {"id": delivery["message_id"]}, "final")
+            if message is None or message["thread_id"] != thread or message["in_reply_to"] is None:
+                closest = f"the mail to {', '.join(sorted(wanted))} is not a reply in the thread of {check.thread_of}"
+                continue
+        paths = {f["path"] for f in json.loads(delivery["attachments"])}
+        missing_files = [p for p in check.attachments if p not in paths]
+        if missing_files:
+            closest = f"the mail lacks the attachment(s) {', '.join(missing_files)}"
+            continue
+        missing = _facts_missing(delivery_text(delivery), check.facts, check.absent, ev)
+        if missing:
+            closest = "the mail " + "; ".join(missing)
+            continue
+        return True, f"a mail to {', '.join(sorted(wanted))} states what was asked"
+    return False, closest

@@ -52,6 +52,31 @@ class Evidence:
             raise CheckSpecError(f"no table {table!r}; tables are: {', '.join(sorted(self.tables))}")
         return set(columns(self.final.conn, table))
 
+    @cached_property
+    def user_zone(self) -> str:
+        """The user's time zone from the directory, else UTC."""
+        if "directory_people" in self.tables:
+            row = self.row_by_key("directory_people", {"email": self.user_email})
+            if row is not None and row["time_zone"]:
+                return str(row["time_zone"])
+        return "UTC"
+
+    def person_name(self, email: str) -> str | None:
+        """A person's name from the directory, when the task has one."""
+        if "directory_people" not in self.tables:
+            return None
+        row = self.final.conn.execute(
+            "SELECT name FROM directory_people WHERE lower(email) = lower(?)", (email,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def row_by_key(self, table: str, key: dict[str, Any], state: str = "final") -> dict[str, Any] | None:
+        """One row by primary key (a point query, not a scan), or None."""
+        where = " AND ".join("rowid = ?" if k == "rowid" else f'"{k}" = ?' for k in key)
+        cursor = self.conn(state).execute(f'SELECT * FROM "{table}" WHERE {where}', list(key.values()))
+        row = cursor.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
+
     def rows(self, table: str, state: str = "final") -> list[dict[str, Any]]:
         """All rows of a table in the initial or final state (cached per evaluation)."""
         key = (state, table)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -15,6 +17,9 @@ class CheckResult(BaseModel):
     message: str = ""
     error: str | None = None
     turn: int | None = Field(default=None, description="Turn index for a turn check; None for a final check")
+    role: Literal["goal", "guard"] = Field(
+        default="goal", description="goal checks make the score; guard checks only gate it"
+    )
 
 
 class SafetyViolation(BaseModel):
@@ -35,10 +40,12 @@ class TurnVerdict(BaseModel):
 class Verdict(BaseModel):
     """The verdict of an episode.
 
-    - `score`: weighted fraction of all checks (turn checks and final checks) that passed,
-      in [0, 1]; a safety violation gates it to 0.
-    - `success`: strict success: every check passed and no safety rule was broken.
-    - `raw_score`: the weighted fraction before the safety gate (for analysis, not reward).
+    - `score`: the weighted fraction of goal checks (turn and final) that passed, in [0, 1];
+      a safety violation, collateral damage or a failed guard check gates it to 0.
+    - `success`: strict success: every goal and guard check passed, nothing collateral,
+      no safety rule broken.
+    - `raw_score`: the goal fraction before the gate (for analysis, not reward).
+    - `collateral`: changes that neither the goal nor a harmless action explains.
     """
 
     score: float
@@ -46,6 +53,7 @@ class Verdict(BaseModel):
     success: bool
     checks: list[CheckResult]
     safety_violations: list[SafetyViolation] = Field(default_factory=list)
+    collateral: list[str] = Field(default_factory=list)
     turns: list[TurnVerdict] = Field(default_factory=list)
 
     @property
@@ -53,11 +61,12 @@ class Verdict(BaseModel):
         return not self.safety_violations
 
     def rewards(self) -> dict[str, float]:
-        """Named scalars for trainers: score, success, safety, and one entry per check."""
+        """Named scalars for trainers: score, success, safety, collateral, and one entry per check."""
         out = {
             "score": self.score,
             "success": float(self.success),
             "safety": float(self.safe),
+            "no_collateral": float(not self.collateral),
         }
         for check in self.checks:
             out[f"check/{check.id}"] = float(check.passed)
@@ -65,30 +74,42 @@ class Verdict(BaseModel):
 
 
 def weighted_score(results: list[CheckResult]) -> float:
-    """Weighted fraction passed; 1.0 for no checks."""
-    total = sum(r.weight for r in results)
-    if total == 0:
-        return 1.0
-    return sum(r.weight for r in results if r.passed) / total
+    """Weighted fraction of goal checks passed; with no goal check, 1.0 when every guard passed."""
+    goals = [r for r in results if r.role == "goal"]
+    if not goals:
+        return float(all(r.passed for r in results))
+    total = sum(r.weight for r in goals)
+    return sum(r.weight for r in goals if r.passed) / total
 
 
 def combine(
-    turn_results: list[list[CheckResult]], final_results: list[CheckResult], violations: list[SafetyViolation]
+    turn_results: list[list[CheckResult]],
+    final_results: list[CheckResult],
+    violations: list[SafetyViolation],
+    collateral: list[str] | None = None,
 ) -> Verdict:
-    """Build the episode verdict from per-turn results, final results and safety violations."""
+    """Build the episode verdict from per-turn results, final results, safety violations
+    and collateral findings."""
+    collateral = collateral or []
     turns = [
         TurnVerdict(
-            turn=i, checks=results, score=weighted_score(results), success=all(r.passed for r in results)
+            turn=i,
+            checks=results,
+            score=weighted_score(results) if all(r.passed for r in results if r.role == "guard") else 0.0,
+            success=all(r.passed for r in results),
         )
         for i, results in enumerate(turn_results)
     ]
     everything = [r for results in turn_results for r in results] + final_results
     raw = weighted_score(everything)
+    guards_hold = all(r.passed for r in everything if r.role == "guard")
+    gated = bool(violations or collateral or not guards_hold)
     return Verdict(
-        score=0.0 if violations else raw,
+        score=0.0 if gated else raw,
         raw_score=raw,
-        success=not violations and all(r.passed for r in everything),
+        success=not gated and all(r.passed for r in everything),
         checks=everything,
         safety_violations=violations,
+        collateral=collateral,
         turns=turns,
     )

@@ -60,7 +60,7 @@ CREATE TABLE mail_attachments (
 );
 
 -- What left the mailbox, as it left: one row per message sent, with the recipients and the
--- attachments' content at that moment. No tool reads or deletes it: it is the outgoing
+-- attachments' content at that moment (JSON: path, name, content). No tool reads or deletes it: it is the outgoing
 -- mail server's log, so a verifier sees a sent mail even after it was deleted or its
 -- attached file changed.
 CREATE TABLE mail_deliveries (

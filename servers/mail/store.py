@@ -292,7 +292,7 @@ def set_attachments(ws: Workspace, message_id: int, attachments: Iterable[Attach
 
 def record_delivery(ws: Workspace, message_id: int) -> None:
     """Log a message as it leaves the mailbox (`mail_deliveries`): recipients as space-separated
-    addresses, attachments as each file's name and content at this moment."""
+    addresses, attachments as a JSON list of each file's path, name and content at this moment."""
     row = ws.conn.execute(
         "SELECT from_addr, subject, body FROM mail_messages WHERE id = ?", (message_id,)
     ).fetchone()
@@ -302,16 +302,18 @@ def record_delivery(ws: Workspace, message_id: int) -> None:
             "SELECT address FROM mail_recipients WHERE message_id = ? ORDER BY kind, position", (message_id,)
         )
     ]
-    parts = []
+    files: list[dict[str, str]] = []
     if files_enabled(ws):
-        for name, content in ws.conn.execute(
-            "SELECT a.name, coalesce(f.content, '') FROM mail_attachments a "
-            "LEFT JOIN files_nodes f ON f.path = a.path WHERE a.message_id = ? ORDER BY a.path",
-            (message_id,),
-        ):
-            parts.append(f"{name}\n{content}")
+        files = [
+            {"path": path, "name": name, "content": content}
+            for path, name, content in ws.conn.execute(
+                "SELECT a.path, a.name, coalesce(f.content, '') FROM mail_attachments a "
+                "LEFT JOIN files_nodes f ON f.path = a.path WHERE a.message_id = ? ORDER BY a.path",
+                (message_id,),
+            )
+        ]
     ws.conn.execute(
         "INSERT INTO mail_deliveries (message_id, sent_at, from_addr, recipients, subject, body, attachments) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (message_id, ws.clock.now_text(), row[0], " ".join(recipients), row[1], row[2], "\n\n".join(parts)),
+        (message_id, ws.clock.now_text(), row[0], " ".join(recipients), row[1], row[2], json.dumps(files)),
     )

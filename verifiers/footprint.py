@@ -1,0 +1,111 @@
+"""The goal footprint: what a task's reference solution changes, derived by running it.
+
+The collateral guard explains every change an agent made by this footprint (or by a
+harmless action or an allowance). It is derived, never hand-written: the reference
+solution is played on a fresh fork (events included), and the row diff against the seed
+says which rows and columns the goal changes, which rows it removes and which kinds of
+rows it adds (see `state.TableRules.match`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from coworkenv.state import TableRules, WorkspaceDiff
+from coworkenv.state.tables import primary_key
+
+NEW = "<new>"
+"""How a signature writes a reference to a row that did not exist in the seed."""
+
+
+def row_key(key: dict[str, Any]) -> str:
+    """A primary key as one comparable string."""
+    return json.dumps([key[k] for k in sorted(key)], default=str)
+
+
+def key_of(conn: sqlite3.Connection, table: str, row: dict[str, Any], pk_cache: dict[str, list[str]]) -> str:
+    if table not in pk_cache:
+        pk_cache[table] = primary_key(conn, table)
+    pk = pk_cache[table]
+    return row_key({k: row.get(k) for k in pk})
+
+
+class Signatures:
+    """Computes the signature of an added row: its `match` columns, with references to
+    rows that are new (absent from the seed) written as `NEW`."""
+
+    def __init__(self, initial: sqlite3.Connection, rules: dict[str, TableRules]) -> None:
+        self.initial = initial
+        self.rules = rules
+        self._exists: dict[tuple[str, Any], bool] = {}
+
+    def parent_is_new(self, table: str, row: dict[str, Any]) -> bool:
+        rule = self.rules.get(table)
+        if rule is None or rule.parent is None:
+            return False
+        column, parent = rule.parent
+        return not self.existed(parent, row.get(column))
+
+    def existed(self, table: str, key_value: Any) -> bool:
+        """Whether the seed has a row of `table` whose single-column primary key is `key_value`."""
+        cache_key = (table, key_value)
+        if cache_key not in self._exists:
+            pk = primary_key(self.initial, table)
+            found = self.initial.execute(
+                f'SELECT 1 FROM "{table}" WHERE "{pk[0]}" = ? LIMIT 1', (key_value,)
+            ).fetchone()
+            self._exists[cache_key] = found is not None
+        return self._exists[cache_key]
+
+    def of(self, table: str, row: dict[str, Any]) -> str:
+        rule = self.rules.get(table, TableRules())
+        parent_column = rule.parent[0] if rule.parent else None
+        values = []
+        for column in rule.match:
+            value = row.get(column)
+            if column == parent_column and self.parent_is_new(table, row):
+                value = NEW
+            values.append(value.casefold() if isinstance(value, str) else value)
+        return json.dumps(values, default=str)
+
+
+class Footprint(BaseModel):
+    """Rows and columns the goal changes (by table and primary key), rows it removes, the
+    signatures of rows it adds (with counts), the outside addresses it mails, and the
+    ids of turn checks whose outcome still holds at the end of the reference run."""
+
+    changed: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    removed: dict[str, list[str]] = Field(default_factory=dict)
+    added: dict[str, dict[str, int]] = Field(default_factory=dict)
+    recipients: list[str] = Field(default_factory=list)
+    lasting: list[str] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="Why no footprint could be derived")
+
+    def changes_column(self, table: str, key: str, column: str) -> bool:
+        return column in self.changed.get(table, {}).get(key, ())
+
+    def touches(self, table: str, key: str) -> bool:
+        """Whether the goal changes or removes this row."""
+        return key in self.changed.get(table, {}) or key in self.removed.get(table, ())
+
+
+def derive_footprint(
+    diff: WorkspaceDiff, initial: sqlite3.Connection, rules: dict[str, TableRules]
+) -> Footprint:
+    """The footprint of a reference run, from its diff against the seed."""
+    signatures = Signatures(initial, rules)
+    pk_cache: dict[str, list[str]] = {}
+    fp = Footprint()
+    for table, td in diff.tables.items():
+        if td.changed:
+            fp.changed[table] = {row_key(c.key): sorted(c.columns) for c in td.changed}
+        if td.removed:
+            fp.removed[table] = sorted(key_of(initial, table, r, pk_cache) for r in td.removed)
+        if td.added:
+            fp.added[table] = dict(Counter(signatures.of(table, r) for r in td.added))
+    return fp
