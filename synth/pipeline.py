@@ -9,11 +9,15 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
 With `concurrency` above 1, validation runs in worker processes (it is CPU-bound), so
 slots are validated on several cores at once.
 Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
-line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped.
+line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped. Task files are written
+atomically; a resume removes what an older crash may have left (a partly written task file,
+a temporary file) with a warning, and fills that task's slot again.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -23,6 +27,7 @@ import anyio
 from anyio import to_process
 from pydantic import BaseModel, Field, ValidationError
 
+from coworkenv.files import TEMP_SUFFIX, atomic_write_text
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.validation import ValidationReport, validate_task
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
@@ -33,6 +38,8 @@ from .generators import DraftRequest, GenerationError, Generator
 
 DRAFTS_FILE = "drafts.jsonl"
 TASKS_DIR = "tasks"
+
+log = logging.getLogger(__name__)
 
 FUNNEL_STAGES = (
     "generated",
@@ -127,8 +134,38 @@ def read_drafts(out_dir: Path) -> list[DraftRecord]:
 
 
 def kept_tasks(out_dir: Path) -> list[Task]:
+    """The kept tasks of an output folder; a file that does not load is skipped with a warning."""
     folder = out_dir / TASKS_DIR
-    return [load_task(p) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+    tasks = []
+    for path in sorted(folder.glob("*.json")) if folder.exists() else []:
+        try:
+            tasks.append(load_task(path))
+        except TaskFileError as exc:
+            log.warning("skipping %s, which is not a valid task (%s)", path, exc)
+    return tasks
+
+
+def repair_tasks(out_dir: Path) -> set[str]:
+    """Remove what an interrupted run left in the tasks folder: temporary files, and task
+    files that are not even JSON (cut short by a kill). Returns the ids of the removed tasks.
+    A file that is JSON but not a valid task is left for a person to look at (and skipped)."""
+    folder = out_dir / TASKS_DIR
+    if not folder.exists():
+        return set()
+    for tmp in folder.glob(f".*{TEMP_SUFFIX}"):
+        log.warning("removing %s, left by an interrupted write", tmp)
+        tmp.unlink(missing_ok=True)
+    removed = set()
+    for path in sorted(folder.glob("*.json")):
+        try:
+            json.loads(path.read_bytes())
+        except ValueError as exc:
+            log.warning(
+                "removing %s, cut short by an interrupted run (%s); its slot is filled again", path, exc
+            )
+            path.unlink()
+            removed.add(path.stem)
+    return removed
 
 
 def _append(out_dir: Path, record: DraftRecord) -> None:
@@ -197,7 +234,8 @@ async def synthesize(
     """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable."""
     out = Path(out_dir)
     (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
-    finished = {r.slot for r in read_drafts(out) if r.final}
+    lost = repair_tasks(out)
+    finished = {r.slot for r in read_drafts(out) if r.final and not (r.kept and r.task_id in lost)}
     requests = [r for r in plan_requests(count, capabilities, seed) if r.slot not in finished]
     state = SynthState(slots=count, done=len(finished))
     kept = kept_tasks(out)
@@ -230,7 +268,7 @@ async def synthesize(
                 last = task is not None or round_ == max_rounds - 1
                 if task is not None:
                     task = _with_provenance(task, generator, round_, seed, kept)
-                    (out / TASKS_DIR / f"{task.id}.json").write_text(dump_task(task))
+                    atomic_write_text(out / TASKS_DIR / f"{task.id}.json", dump_task(task))
                     kept.append(task)
                     record.kept, record.task_id, record.task_hash = True, task.id, task.content_hash
                 record.final = last
