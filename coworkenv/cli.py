@@ -7,15 +7,26 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import click
 
+from coworkenv.rollout.report import terminal_console
 from coworkenv.rollout.seeding import SeedError
 from coworkenv.servers import SERVICE_NAMES, UnknownServiceError
-from coworkenv.servers.hosting import DEFAULT_HOST, http_paths, serve_http, serve_stdio
+from coworkenv.servers.hosting import (
+    DEFAULT_HOST,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT,
+    SessionLimits,
+    http_paths,
+    serve_http,
+    serve_stdio,
+)
 from coworkenv.state import Workspace, WorkspaceError
 from coworkenv.task import TaskFileError
 
@@ -60,15 +71,45 @@ def cli() -> None:
     metavar="[SEED]",
     help="Serve the demo workspace built from SEED (default 0). Used when --db is not given.",
 )
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for one client that starts the server; http (streamable HTTP) for many.",
+)
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
-def serve(service: str, db: Path | None, demo: int | None, transport: str, host: str, port: int) -> None:
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(1),
+    default=DEFAULT_MAX_SESSIONS,
+    show_default=True,
+    help="HTTP: open sessions per endpoint; a client beyond it gets 503 until one ends or expires.",
+)
+@click.option(
+    "--session-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=DEFAULT_SESSION_IDLE_TIMEOUT,
+    show_default=True,
+    help="HTTP: seconds without a request after which a session expires (its id then gets 404).",
+)
+def serve(
+    service: str,
+    db: Path | None,
+    demo: int | None,
+    transport: str,
+    host: str,
+    port: int,
+    max_sessions: int,
+    session_timeout: float,
+) -> None:
     """Serve a workspace's MCP servers to any MCP client (the Inspector, an agent SDK).
 
     Over stdio, one service (or with --service all, the combined server with tool names
     prefixed by service). Over HTTP, each service at /<service>/mcp and the combined
-    server at /mcp.
+    server at /mcp, each with at most --max-sessions open sessions that expire after
+    --session-timeout idle seconds.
     """
     workspace = _load_workspace(db, demo)
     if service != "all" and service not in workspace.services:
@@ -80,16 +121,20 @@ def serve(service: str, db: Path | None, demo: int | None, transport: str, host:
         return
     for path in http_paths(workspace, service):
         click.echo(f"serving http://{host}:{port}{path}", err=True)
-    serve_http(workspace, service, host=host, port=port)
+    limits = SessionLimits(max_sessions=max_sessions, idle_timeout=session_timeout)
+    serve_http(workspace, service, host=host, port=port, limits=limits)
 
 
 @cli.command("save-demo")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the demo workspace.")
 @click.option("--overwrite", is_flag=True, help="Replace PATH if it exists.")
 def save_demo(path: Path, seed: int, overwrite: bool) -> None:
     """Build the demo workspace from SEED and save it to PATH (serve it with --db PATH)."""
     from coworkenv.servers.demo import build_demo_workspace
+
+    if path.exists() and not overwrite:
+        raise click.UsageError(f"{path} already exists; pass --overwrite to replace it")
 
     workspace = build_demo_workspace(seed=seed)
     workspace.save(path, overwrite=overwrite)
@@ -107,18 +152,19 @@ def validate(paths: tuple[Path, ...], no_mutants: bool, as_json: bool) -> None:
     violation), deterministic (same final state hash twice), mutants (dropped or altered
     reference steps must fail). Exit status 1 when any task fails.
     """
-    from rich.console import Console
     from rich.table import Table
 
     from coworkenv.rollout import SeedCache
     from coworkenv.rollout.validation import validate_task
-    from coworkenv.task import TaskFileError, load_task, task_files
+    from coworkenv.task import TaskFileError, load_task
 
-    files = task_files(list(paths))
-    if not files:
-        raise click.UsageError("no task files (*.json) found")
+    files = _task_paths(paths)
     cache = SeedCache()
-    table = Table("task", "result", "failed stage", "reason", "mutants killed", "seconds")
+    table = Table(title="Validation")
+    for header in ("task", "result", "failed stage", "reason"):
+        table.add_column(header, overflow="fold")
+    for header in ("mutants killed", "seconds"):
+        table.add_column(header, justify="right", no_wrap=True)
     failures = 0
 
     async def run_all() -> None:
@@ -155,7 +201,7 @@ def validate(paths: tuple[Path, ...], no_mutants: bool, as_json: bool) -> None:
 
     anyio.run(run_all)
     if not as_json:
-        Console(width=200).print(table)
+        terminal_console().print(table)
         click.echo(f"{len(files) - failures} of {len(files)} task(s) valid")
     if failures:
         sys.exit(1)
@@ -169,8 +215,14 @@ def validate(paths: tuple[Path, ...], no_mutants: bool, as_json: bool) -> None:
     required=True,
     help="Where to write the task's workspace (replaced if it exists).",
 )
-@click.option("--transport", type=click.Choice(["http", "stdio"]), default="http", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--transport",
+    type=click.Choice(["http", "stdio"]),
+    default="http",
+    show_default=True,
+    help="How the external agent connects: streamable HTTP on 127.0.0.1, or stdio.",
+)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
 def play(task_path: Path, db: Path, transport: str, port: int) -> None:
     """Play a task by hand or with any external MCP agent, turn by turn, then see the verdict."""
     from coworkenv.play import play as run_play
@@ -211,23 +263,46 @@ def verify(task_path: Path, db: Path, as_json: bool) -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
-    "--agent", type=click.Choice(["oracle", "noop", "noisy", "openai"]), default="oracle", show_default=True
+    "--agent",
+    type=click.Choice(["oracle", "noop", "noisy", "openai"]),
+    default="oracle",
+    show_default=True,
+    help="Who acts: the reference solution, nothing, the solution with seeded mistakes, or a model.",
 )
 @click.option("--model", help="Model name for --agent openai.")
 @click.option(
     "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang, Ollama)."
 )
 @click.option(
-    "--api-key-env", default="OPENAI_API_KEY", show_default=True, help="Environment variable with the key."
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable with the key, for the agent and the user simulator.",
 )
-@click.option("--temperature", type=float, default=0.0, show_default=True)
-@click.option("--max-tokens", type=int, default=None)
-@click.option("--max-steps", type=int, default=20, show_default=True, help="Model calls per turn (openai).")
 @click.option(
-    "--noise", type=float, default=0.3, show_default=True, help="Per-step mistake probability (noisy)."
+    "--temperature", type=float, default=0.0, show_default=True, help="Sampling temperature (openai)."
 )
-@click.option("--trials", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--concurrency", type=click.IntRange(1), default=4, show_default=True)
+@click.option(
+    "--max-tokens", type=click.IntRange(1), default=None, help="Token limit per model answer (openai)."
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Model calls per turn (openai).",
+)
+@click.option(
+    "--noise",
+    type=click.FloatRange(0, 1),
+    default=0.3,
+    show_default=True,
+    help="Per-step mistake probability, 0 to 1 (noisy).",
+)
+@click.option("--trials", type=click.IntRange(1), default=1, show_default=True, help="Episodes per task.")
+@click.option(
+    "--concurrency", type=click.IntRange(1), default=4, show_default=True, help="Episodes run at once."
+)
 @click.option(
     "--fault-rate",
     type=click.FloatRange(0, 1),
@@ -235,13 +310,21 @@ def verify(task_path: Path, db: Path, as_json: bool) -> None:
     show_default=True,
     help="Probability of an injected tool error per call (robustness runs).",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the noisy agent and the faults."
+)
 @click.option("--name", help="Policy name in the records (default: the agent, or openai:MODEL).")
 @click.option(
     "--user-model", help="Model for an LLM user simulator (tasks with a persona; openai agent only)."
 )
 @click.option("--user-base-url", help="Endpoint of the user simulator (default: --base-url).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for records.jsonl; an existing one is resumed.",
+)
 def rollout(
     paths: tuple[Path, ...],
     agent: str,
@@ -264,21 +347,81 @@ def rollout(
     """Run episodes of an agent on tasks: records are appended to OUT/records.jsonl as they finish.
 
     Rerunning the same command resumes: finished (task, trial) pairs are skipped and
-    episodes that ended in an infrastructure error are run again.
+    episodes that ended in an infrastructure error are run again. With --agent openai the
+    endpoint is checked once before the batch. Exit status 1 when every episode run ended
+    in an error.
     """
-    import os
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from coworkenv.rollout import NoisyPolicy, NoopPolicy, OpenAIAgent, OraclePolicy
-    from coworkenv.rollout.batch import run_batch
     from coworkenv.rollout.user_simulator import UserSimulator
     from coworkenv.servers.faults import FaultPlan
-    from coworkenv.task import load_task, task_files
 
-    tasks = [load_task(p) for p in task_files(list(paths))]
+    tasks = _load_tasks(paths)
     if agent == "openai" and not model:
         raise click.UsageError("--agent openai needs --model")
+    settings = {
+        "model": model,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "max_steps_per_turn": max_steps,
+    }
+    endpoints = [base_url] if agent == "openai" else []
+    endpoints += [user_base_url or base_url] if user_model else []
+    with _endpoint_errors():
+        anyio.run(_check_endpoints, endpoints, api_key_env)
+        make_policy = _policy_factory(agent, settings, noise=noise, seed=seed, name=name)
+        policy = make_policy()
+        simulator = None
+        if user_model:
+            simulator = UserSimulator(user_model, base_url=user_base_url or base_url, api_key_env=api_key_env)
+    faults = FaultPlan(rate=fault_rate, seed=seed) if fault_rate > 0 else None
+    state = _run_batch_with_progress(
+        tasks,
+        make_policy,
+        policy.name,
+        trials=trials,
+        out_dir=out_dir,
+        concurrency=concurrency,
+        faults=faults,
+        seed=seed,
+        user_simulator=simulator,
+    )
+    click.echo(
+        f"{state.done} episode(s) run, {state.skipped} already done; success rate {state.pass_rate:.3f}, "
+        f"{state.errors} error(s); records in {out_dir / 'records.jsonl'}"
+    )
+    if state.all_errors:
+        first = next(r.error for r in state.records if r.status == "error")
+        click.echo(f"error: every episode ended in an error, e.g.: {first}", err=True)
+        sys.exit(1)
+
+
+#: JSON files that our own commands write into output folders; never tasks.
+KNOWN_OUTPUTS = frozenset({"funnel.json", "report.json", "dataset_info.json"})
+
+
+def _task_paths(paths: tuple[Path, ...]) -> list[Path]:
+    """Task files named directly, and the `*.json` files below named folders except the files
+    our commands write there (funnel.json, report.json, dataset_info.json)."""
+    from coworkenv.task import task_files
+
+    found = [p for p in task_files(list(paths)) if p in paths or p.name not in KNOWN_OUTPUTS]
+    if not found:
+        raise click.UsageError(f"no task files (*.json) in {', '.join(map(str, paths))}")
+    return found
+
+
+def _load_tasks(paths: tuple[Path, ...]) -> list[Any]:
+    from coworkenv.task import load_task
+
+    return [load_task(p) for p in _task_paths(paths)]
+
+
+def _policy_factory(
+    agent: str, settings: dict[str, Any], *, noise: float, seed: int, name: str | None
+) -> Callable[[], Any]:
+    """A function that builds a fresh policy for each episode."""
+    from coworkenv.rollout import NoisyPolicy, NoopPolicy, OpenAIAgent, OraclePolicy
 
     def make_policy() -> Any:
         policy: Any
@@ -290,29 +433,48 @@ def rollout(
             policy = NoisyPolicy(p=noise, seed=seed)
         else:
             policy = OpenAIAgent(
-                str(model),
-                base_url=base_url,
-                api_key=os.environ.get(api_key_env),
-                temperature=temperature,
-                max_tokens=max_tokens,
-                max_steps_per_turn=max_steps,
+                str(settings["model"]), **{k: v for k, v in settings.items() if k != "model"}
             )
         if name:
             policy.name = name
         return policy
 
-    faults = FaultPlan(rate=fault_rate, seed=seed) if fault_rate > 0 else None
-    simulator = (
-        UserSimulator(user_model, base_url=user_base_url or base_url, api_key=os.environ.get(api_key_env))
-        if user_model
-        else None
-    )
-    policy_name = make_policy().name
+    return make_policy
+
+
+@contextmanager
+def _endpoint_errors() -> Iterator[None]:
+    """A model endpoint that cannot be used is a one-line error before any work starts."""
+    from coworkenv.rollout.openai_client import EndpointUnavailable
+
+    try:
+        yield
+    except EndpointUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+async def _check_endpoints(base_urls: list[str | None], api_key_env: str) -> None:
+    """One request to each model endpoint (None: OpenAI itself) before any work starts."""
+    from coworkenv.rollout.openai_client import check_endpoint
+
+    for base_url in dict.fromkeys(base_urls):
+        await check_endpoint(base_url, api_key_env=api_key_env)
+
+
+def _run_batch_with_progress(
+    tasks: list[Any], make_policy: Callable[[], Any], policy_name: str, **options: Any
+) -> Any:
+    """Run the batch with a progress bar; Ctrl-C keeps what finished and says how to resume."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from coworkenv.rollout.batch import run_batch
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        console=terminal_console(),
         transient=False,
     ) as bar:
         job = bar.add_task(policy_name, total=None)
@@ -326,28 +488,12 @@ def rollout(
             )
 
         try:
-            state = anyio.run(
-                lambda: run_batch(
-                    tasks,
-                    make_policy,
-                    trials=trials,
-                    out_dir=out_dir,
-                    concurrency=concurrency,
-                    faults=faults,
-                    seed=seed,
-                    user_simulator=simulator,
-                    progress=show,
-                )
-            )
+            return anyio.run(lambda: run_batch(tasks, make_policy, progress=show, **options))
         except KeyboardInterrupt:
             click.echo(
                 "interrupted: every finished episode is saved; rerun the same command to resume", err=True
             )
             sys.exit(130)
-    click.echo(
-        f"{state.done} episode(s) run, {state.skipped} already done; success rate {state.pass_rate:.3f}, "
-        f"{state.errors} error(s); records in {out_dir / 'records.jsonl'}"
-    )
 
 
 @cli.command()
@@ -365,21 +511,16 @@ def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
     """Scores of the episodes in one or more rollout folders: average score, strict success,
     pass@k, pass^k, safety violations, robustness, and breakdowns by capability, service,
     single/multi-turn and turn index. Writes report.json and a self-contained report.html."""
-    from rich.console import Console
-
-    from coworkenv.rollout import read_records
     from coworkenv.rollout.report import build_report, print_report, report_json
     from coworkenv.rollout.report_html import write_report
 
-    records = [r for d in dirs for r in read_records(d)]
-    if not records:
-        raise click.UsageError(f"no episode records in {', '.join(map(str, dirs))}")
+    records = _read_records(dirs)
     built = build_report(records)
     paths = write_report(records, out_dir or dirs[0])
     if as_json:
         click.echo(report_json(built))
         return
-    print_report(built, Console(width=160))
+    print_report(built, terminal_console())
     click.echo(f"wrote {paths['json']} and {paths['html']}")
 
 
@@ -388,23 +529,53 @@ def export() -> None:
     """Training data from rollout folders: SFT demonstrations and RL rollouts with rewards."""
 
 
+def _read_records(dirs: tuple[Path, ...]) -> list[Any]:
+    """Every record in the rollout folders; a usage error when there is none."""
+    from coworkenv.rollout import read_records
+
+    records = [r for d in dirs for r in read_records(d)]
+    if not records:
+        raise click.UsageError(
+            f"no episode records (records.jsonl) in {', '.join(map(str, dirs))}; `coworkenv rollout` writes them"
+        )
+    return records
+
+
 @export.command("sft")
 @click.argument(
     "dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
 )
-@click.option("--min-score", type=click.FloatRange(0, 1), default=1.0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["trl", "sharegpt"]), default="trl", show_default=True)
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    default=1.0,
+    show_default=True,
+    help="Leave out runs scoring below this.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["trl", "sharegpt"]),
+    default="trl",
+    show_default=True,
+    help="trl: OpenAI-style messages and tools (TRL, prime-rl); sharegpt: LLaMA-Factory.",
+)
 @click.option("--policy", "policies", multiple=True, help="Only these policies (e.g. the teacher).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for sft.jsonl (and dataset_info.json for sharegpt).",
+)
 def export_sft_command(
     dirs: tuple[Path, ...], min_score: float, fmt: str, policies: tuple[str, ...], out_dir: Path
 ) -> None:
     """Successful runs as SFT rows: TRL/prime-rl `messages` + `tools`, or LLaMA-Factory sharegpt
     with a dataset_info.json entry. Runs below --min-score, unsuccessful or unsafe runs are left out."""
-    from coworkenv.rollout import read_records
     from coworkenv.rollout.export_sft import export_sft
 
-    records = [r for d in dirs for r in read_records(d)]
+    records = _read_records(dirs)
     summary = export_sft(records, out_dir, format=fmt, min_score=min_score, policies=list(policies) or None)  # type: ignore[arg-type]
     click.echo(json.dumps(summary, indent=2, default=str))
 
@@ -420,15 +591,26 @@ def export_sft_command(
     show_default=True,
     help="Group-relative advantages over the trials of each task.",
 )
-@click.option("--level", type=click.Choice(["episode", "turn"]), default="episode", show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--level",
+    type=click.Choice(["episode", "turn"]),
+    default="episode",
+    show_default=True,
+    help="One row per episode, or one per turn with that turn's reward.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for rl.jsonl.",
+)
 def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_dir: Path) -> None:
     """Episodes as RL rows: messages, tools, reward, one reward component per check, per-turn
     rewards, and optionally GRPO- or GDPO-style advantages."""
-    from coworkenv.rollout import read_records
     from coworkenv.rollout.export_rl import export_rl
 
-    records = [r for d in dirs for r in read_records(d)]
+    records = _read_records(dirs)
     summary = export_rl(records, out_dir, advantages=advantages, level=level)  # type: ignore[arg-type]
     click.echo(json.dumps(summary, indent=2, default=str))
 
@@ -439,17 +621,36 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
     "--capabilities", help="Comma-separated capability ids (default: all of synth/capabilities.json)."
 )
 @click.option(
-    "--generator", type=click.Choice(["procedural", "llm"]), default="procedural", show_default=True
+    "--generator",
+    type=click.Choice(["procedural", "llm"]),
+    default="procedural",
+    show_default=True,
+    help="procedural: the offline task families; llm: a model through an OpenAI-compatible endpoint.",
 )
 @click.option("--model", help="Model for --generator llm.")
 @click.option("--base-url", help="OpenAI-compatible endpoint for --generator llm.")
-@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True)
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable with the key for --generator llm.",
+)
 @click.option(
     "--max-rounds", type=click.IntRange(1), default=3, show_default=True, help="Correction rounds per slot."
 )
-@click.option("--concurrency", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--concurrency", type=click.IntRange(1), default=1, show_default=True, help="Slots worked on at once."
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the task plan and the families."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for tasks/, drafts.jsonl and the funnel; an existing one is resumed.",
+)
 def synth(
     count: int,
     capabilities: str | None,
@@ -467,9 +668,6 @@ def synth(
     Kept tasks land in OUT/tasks/, every draft round in OUT/drafts.jsonl, and the funnel
     report in OUT/funnel.json and OUT/funnel.html. Rerunning resumes unfinished slots.
     """
-    import os
-
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from coworkenv.synth.funnel import build_funnel, print_funnel, write_funnel
@@ -480,7 +678,9 @@ def synth(
     if generator == "llm":
         if not model:
             raise click.UsageError("--generator llm needs --model")
-        chosen = LLMGenerator(model, base_url=base_url, api_key=os.environ.get(api_key_env))
+        with _endpoint_errors():
+            anyio.run(_check_endpoints, [base_url], api_key_env)
+            chosen = LLMGenerator(model, base_url=base_url, api_key_env=api_key_env)
     else:
         chosen = ProceduralGenerator()
     caps = [c.strip() for c in capabilities.split(",")] if capabilities else None
@@ -508,7 +708,7 @@ def synth(
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
     funnel = build_funnel(read_drafts(out_dir), kept_tasks(out_dir))
-    print_funnel(funnel, Console(width=160))
+    print_funnel(funnel, terminal_console())
     paths = write_funnel(funnel, out_dir)
     click.echo(
         f"kept {state.kept} of {state.slots} slots; tasks in {out_dir / 'tasks'}; funnel in {paths['html']}"
@@ -524,7 +724,7 @@ def task_schema() -> None:
 
 
 @cli.command()
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of synthesis and the student.")
 @click.option("--count", type=click.IntRange(1), default=50, show_default=True, help="Tasks to synthesize.")
 @click.option(
     "--out",
@@ -532,18 +732,22 @@ def task_schema() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("out/demo"),
     show_default=True,
-    help="Output folder (replaced).",
+    help="Output folder: resumed when it holds a run with the same --seed and --count, else replaced.",
 )
 def demo(seed: int, count: int, out_dir: Path) -> None:
     """The main job, offline: synthesize and validate tasks, roll out a teacher and a student,
-    report, and export SFT and RL data."""
+    report, and export SFT and RL data. Interrupted, a rerun resumes the finished stages."""
     from coworkenv.demo import run_demo
 
-    anyio.run(lambda: run_demo(seed, count, out_dir))
+    try:
+        anyio.run(lambda: run_demo(seed, count, out_dir))
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished stages are saved; rerun the same command to resume", err=True)
+        sys.exit(130)
 
 
 @cli.command()
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the demo workspace.")
 def walkthrough(seed: int) -> None:
     """Drive a short scripted session through the demo workspace's MCP servers, printing each call."""
     from coworkenv.walkthrough import scripted_session

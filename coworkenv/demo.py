@@ -7,11 +7,15 @@
 3. score them: terminal tables, report.json and a self-contained report.html (`report`);
 4. export the teacher's successful runs as SFT rows and the student's runs as RL rows with
    GRPO advantages (`export sft`, `export rl`).
-Everything lands in one folder (default `out/demo`), replaced on each run.
+Everything lands in one folder (default `out/demo`). A rerun with the same seed and count
+resumes: synthesis keeps its finished slots and the rollouts their finished episodes (so
+after Ctrl-C nothing finished is done again); the report and the exports are rebuilt. A
+rerun with another seed or count starts the folder over.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -22,7 +26,7 @@ from coworkenv.rollout import NoisyPolicy, OraclePolicy, read_records
 from coworkenv.rollout.batch import run_batch
 from coworkenv.rollout.export_rl import export_rl
 from coworkenv.rollout.export_sft import export_sft
-from coworkenv.rollout.report import build_report, print_report
+from coworkenv.rollout.report import build_report, print_report, terminal_console
 from coworkenv.rollout.report_html import write_report
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.synth.funnel import build_funnel, print_funnel, write_funnel
@@ -30,24 +34,40 @@ from coworkenv.synth.generators import ProceduralGenerator
 from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
 
 TRIALS = 4
+#: What the folder was made with; a rerun with the same settings resumes it.
+SETTINGS_FILE = "demo.json"
+
+
+def prepare(out: Path, settings: dict) -> bool:
+    """Make `out` ready for a run with `settings`; True when it resumes an earlier run."""
+    marker = out / SETTINGS_FILE
+    if marker.exists() and json.loads(marker.read_text()) == settings:
+        return True
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    marker.write_text(json.dumps(settings) + "\n")
+    return False
 
 
 async def run_demo(
     seed: int = 0, count: int = 50, out: Path = Path("out/demo"), console: Console | None = None
 ) -> dict:
-    """Run the whole pipeline; returns the paths and headline numbers."""
-    console = console or Console(width=140)
+    """Run the whole pipeline, resuming an earlier run of the same settings in `out`;
+    returns the paths and headline numbers."""
+    console = console or terminal_console()
     started = time.perf_counter()
-    if out.exists():
-        shutil.rmtree(out)
+    if prepare(out, {"seed": seed, "count": count, "trials": TRIALS}):
+        console.print(f"resuming the demo in {out}: finished stages are kept")
     synth_dir, teacher_dir, student_dir = out / "synth", out / "teacher", out / "student"
 
     console.rule(f"1. synthesize {count} tasks (procedural generator, execution validation)")
-    state = await synthesize(ProceduralGenerator(), count=count, out_dir=synth_dir, seed=seed, concurrency=2)
+    await synthesize(ProceduralGenerator(), count=count, out_dir=synth_dir, seed=seed, concurrency=2)
     tasks = kept_tasks(synth_dir)
     funnel = build_funnel(read_drafts(synth_dir), tasks)
     print_funnel(funnel, console)
-    write_funnel(funnel, synth_dir)
+    funnel_paths = write_funnel(funnel, synth_dir)
+    console.print(f"funnel: {funnel_paths['html']} (and {funnel_paths['json'].name})")
 
     console.rule(f"2. rollouts on {len(tasks)} kept tasks, {TRIALS} trials each")
     teacher = await run_batch(tasks, OraclePolicy, trials=TRIALS, out_dir=teacher_dir)
@@ -75,6 +95,16 @@ async def run_demo(
     )
     seconds = time.perf_counter() - started
     console.print(
-        f"\nkept {state.kept} of {count} tasks; report {report_paths['html']}; done in {seconds:.0f} s"
+        f"\nkept {len(tasks)} of {count} tasks; funnel {funnel_paths['html']}; "
+        f"report {report_paths['html']}; done in {seconds:.0f} s"
     )
-    return {"kept": state.kept, "report": report_paths, "sft": sft, "rl": rl, "seconds": seconds}
+    return {
+        "kept": len(tasks),
+        "teacher": teacher,
+        "student": student,
+        "funnel": funnel_paths,
+        "report": report_paths,
+        "sft": sft,
+        "rl": rl,
+        "seconds": seconds,
+    }

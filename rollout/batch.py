@@ -39,6 +39,11 @@ class BatchState:
     records: list[EpisodeRecord] = field(default_factory=list)
 
     @property
+    def all_errors(self) -> bool:
+        """True when episodes ran and every one of them ended in an infrastructure error."""
+        return self.done > 0 and self.errors == self.done
+
+    @property
     def pass_rate(self) -> float:
         judged = self.done - self.errors
         return self.successes / judged if judged else 0.0
@@ -70,7 +75,10 @@ async def run_batch(
     user_simulator: UserSimulator | None = None,
     progress: Progress | None = None,
 ) -> BatchState:
-    """Run every pending (task, trial) episode, at most `concurrency` at a time."""
+    """Run every pending (task, trial) episode, at most `concurrency` at a time.
+
+    With `user_simulator`, a conversing policy (the OpenAI agent) on a task with a persona
+    gets the simulated user's answers within each turn."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     repair(out)
@@ -83,7 +91,13 @@ async def run_batch(
     async def one(task: Task, trial: int) -> None:
         async with limiter:
             record = await run_episode(
-                task, make_policy(), trial=trial, seed=seed, cache=cache, faults=faults
+                task,
+                make_policy(),
+                trial=trial,
+                seed=seed,
+                cache=cache,
+                faults=faults,
+                user_simulator=user_simulator,
             )
         append_record(out, record)
         state.done += 1

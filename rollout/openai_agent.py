@@ -18,15 +18,14 @@ What real models do, and what happens:
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import anyio
 import openai
-from openai import AsyncOpenAI
 
 from coworkenv.task import Task
 
+from .openai_client import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT, make_client
 from .policies import PolicyError
 from .session import AgentSession, ToolLimitReached
 from .tool_schemas import openai_tool
@@ -56,6 +55,8 @@ class OpenAIAgent:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        timeout: float = DEFAULT_TIMEOUT,
         temperature: float = 0.0,
         max_tokens: int | None = None,
         parallel_tool_calls: bool = True,
@@ -68,11 +69,8 @@ class OpenAIAgent:
     ) -> None:
         self.model = model
         self.name = name or f"openai:{model}"
-        self.client = AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
-            max_retries=0,  # retries are ours, with our backoff and accounting
-        )
+        # retries are ours (max_retries=0), with our backoff and accounting
+        self.client = make_client(base_url, api_key, api_key_env=api_key_env, timeout=timeout)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.parallel_tool_calls = parallel_tool_calls

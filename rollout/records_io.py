@@ -22,7 +22,12 @@ def records_path(directory: str | Path) -> Path:
 
 
 def read_records(directory: str | Path) -> list[EpisodeRecord]:
-    """Every complete record in the directory's records file (none if it does not exist)."""
+    """Every complete record in the directory's records file (none if the file does not exist).
+
+    A directory that does not exist is an error (`FileNotFoundError`), not an empty run: a
+    mistyped folder would otherwise export nothing, silently."""
+    if not Path(directory).is_dir():
+        raise FileNotFoundError(f"no rollout folder {directory}")
     path = records_path(directory)
     if not path.exists():
         return []
@@ -35,6 +40,19 @@ def read_records(directory: str | Path) -> list[EpisodeRecord]:
         except ValidationError:
             continue  # a torn line from an interrupted write
     return records
+
+
+def latest_records(records: list[EpisodeRecord]) -> list[EpisodeRecord]:
+    """The last record of each (policy, task, trial), in order of first appearance.
+
+    A resumed run appends a new record for an episode that ended in an error; the new one
+    supersedes the old, so reports count each episode once."""
+    latest: dict[tuple[str, str, int], EpisodeRecord] = {}
+    for record in records:
+        key = (record.policy, record.task_id, record.trial)
+        latest.pop(key, None)  # re-inserted at the end: the order follows the records file
+        latest[key] = record
+    return list(latest.values())
 
 
 def repair(directory: str | Path) -> None:

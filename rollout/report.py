@@ -3,6 +3,8 @@ rich tables in the terminal (the HTML page is in `report_html`)."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import defaultdict
 
 from pydantic import BaseModel
@@ -11,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .record import EpisodeRecord
+from .records_io import latest_records
 from .scores import MULTI_TURN, SINGLE_TURN, BreakdownRow, PolicySummary, scored, summarize
 
 TURN_KINDS = (SINGLE_TURN, MULTI_TURN)
@@ -39,8 +42,24 @@ class Report(BaseModel):
         return sorted({p.k for s in self.policies.values() for p in s.pass_k})
 
 
+#: Columns for tables printed where the output is not a terminal and `COLUMNS` is unset.
+PIPE_WIDTH = 120
+
+
+def terminal_console() -> Console:
+    """A console as wide as the terminal, or as `COLUMNS` says; `PIPE_WIDTH` when the output
+    is not a terminal and `COLUMNS` is unset (rich would assume 80)."""
+    if os.environ.get("COLUMNS") or sys.stdout.isatty():
+        return Console()
+    return Console(width=PIPE_WIDTH)
+
+
 def build_report(records: list[EpisodeRecord], *, ks: list[int] | None = None) -> Report:
-    """Summarize records per policy and per task (see `scores.summarize` for the semantics)."""
+    """Summarize records per policy and per task (see `scores.summarize` for the semantics).
+
+    Only the latest record of each (policy, task, trial) counts: after a resumed run, the
+    error record it superseded is left out."""
+    records = latest_records(records)
     groups: dict[tuple[str, str], list[EpisodeRecord]] = defaultdict(list)
     for record in records:
         groups[(record.task_id, record.policy)].append(record)
@@ -71,43 +90,19 @@ def fmt(value: float | None) -> str:
 
 
 def print_report(report: Report, console: Console, *, tasks: bool = True) -> None:
-    """Render the report as rich tables: overview with pass@k and pass^k, then breakdowns by
-    capability, by service, single- vs multi-turn, by turn index, and (unless `tasks` is
-    false) per task."""
-    ks = report.ks
-    overview = Table(title="Policies")
-    for header in ("policy", "episodes", "errors", "tasks", "avg score", "success"):
-        overview.add_column(header, justify="left" if header == "policy" else "right")
-    for k in ks:
-        overview.add_column(f"pass@{k}", justify="right")
-    for k in ks:
-        overview.add_column(f"pass^{k}", justify="right")
-    for header in ("unsafe", "faults", "robustness", "success w/ faults"):
-        overview.add_column(header, justify="right")
-    for s in report.policies.values():
-        passes = [s.pass_at(k) for k in ks]
-        overview.add_row(
-            Text(s.policy),
-            str(s.episodes),
-            str(s.errors),
-            str(s.tasks),
-            fmt(s.average_score),
-            fmt(s.success_rate),
-            *[fmt(p.pass_at_k if p else None) for p in passes],
-            *[fmt(p.pass_hat_k if p else None) for p in passes],
-            fmt(s.safety_violation_rate),
-            str(s.injected_faults),
-            fmt(s.robustness),
-            fmt(s.faulted_success_rate),
-        )
-    console.print(overview)
+    """Render the report as rich tables: policies, pass@k and pass^k (one row per k, so any
+    number of trials fits), robustness, then breakdowns by capability, by service, single-
+    vs multi-turn, by turn index, and (unless `tasks` is false) per task. Each table is a
+    few narrow columns, so at 100 columns no header is cut."""
+    for table in (_policies_table(report), _pass_k_table(report), _robustness_table(report)):
+        console.print(table)
     for title, column, field in BREAKDOWNS:
         console.print(_breakdown_table(report, title, column, field))
     if not tasks:
         return
-    per_task = Table(title="Tasks")
-    for header in ("task", "policy", "trials", "successes", "avg score", "errors"):
-        per_task.add_column(header, justify="left" if header in ("task", "policy") else "right")
+    per_task = _table(
+        "Tasks", ["task", "policy", "trials", "successes", "avg score", "errors"], text_columns=2
+    )
     for row in report.tasks:
         per_task.add_row(
             Text(row.task_id),
@@ -118,6 +113,48 @@ def print_report(report: Report, console: Console, *, tasks: bool = True) -> Non
             str(row.errors),
         )
     console.print(per_task)
+
+
+def _table(title: str, headers: list[str], text_columns: int = 1) -> Table:
+    """A table whose first `text_columns` columns hold names (wrapped when long) and the
+    rest short figures, which never wrap, so their headers are never cut."""
+    table = Table(title=title)
+    for i, header in enumerate(headers):
+        if i < text_columns:
+            table.add_column(header, overflow="fold")
+        else:
+            table.add_column(header, justify="right", no_wrap=True)
+    return table
+
+
+def _policies_table(report: Report) -> Table:
+    table = _table("Policies", ["policy", "episodes", "errors", "tasks", "avg score", "success", "unsafe"])
+    for s in report.policies.values():
+        table.add_row(
+            Text(s.policy),
+            str(s.episodes),
+            str(s.errors),
+            str(s.tasks),
+            fmt(s.average_score),
+            fmt(s.success_rate),
+            fmt(s.safety_violation_rate),
+        )
+    return table
+
+
+def _pass_k_table(report: Report) -> Table:
+    table = _table("pass@k and pass^k", ["policy", "k", "tasks", "pass@k", "pass^k"])
+    for s in report.policies.values():
+        for p in s.pass_k:
+            table.add_row(Text(s.policy), str(p.k), str(p.tasks), fmt(p.pass_at_k), fmt(p.pass_hat_k))
+    return table
+
+
+def _robustness_table(report: Report) -> Table:
+    table = _table("Robustness", ["policy", "injected faults", "robustness", "success w/ faults"])
+    for s in report.policies.values():
+        table.add_row(Text(s.policy), str(s.injected_faults), fmt(s.robustness), fmt(s.faulted_success_rate))
+    return table
 
 
 #: (title, first column, the PolicySummary field with the rows), for the terminal and the HTML page.
@@ -136,11 +173,7 @@ def breakdown_rows(report: Report, field: str) -> list[tuple[BreakdownRow, str]]
 
 
 def _breakdown_table(report: Report, title: str, column: str, field: str) -> Table:
-    table = Table(title=title)
-    table.add_column(column)
-    table.add_column("policy")
-    for header in ("episodes", "avg score", "success"):
-        table.add_column(header, justify="right")
+    table = _table(title, [column, "policy", "episodes", "avg score", "success"], text_columns=2)
     for row, policy in breakdown_rows(report, field):
         # Text, not str: a name like "[bold]" is shown as is, never read as rich markup
         table.add_row(
@@ -167,4 +200,5 @@ __all__ = [
     "fmt",
     "print_report",
     "report_json",
+    "terminal_console",
 ]

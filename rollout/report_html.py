@@ -19,6 +19,8 @@ CSS = """
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; max-width: 1100px; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+.table { max-width: 100%; overflow-x: auto; }  /* a table wider than the column scrolls in it */
+h3 { font-size: 1rem; }
 th, td { border: 1px solid #ddd; padding: 0.25rem 0.6rem; }
 th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .charts { display: flex; flex-wrap: wrap; gap: 1.5rem; }
@@ -125,26 +127,48 @@ def _table(headers: list[str], rows: list[list[str]], numeric_from: int) -> str:
         + "</tr>"
         for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _overview_table(report: Report) -> str:
-    ks = report.ks
-    headers = ["policy", "episodes", "errors", "tasks", "avg score", "success"]
-    headers += [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    headers += ["unsafe", "injected faults", "robustness", "success w/ faults"]
-    rows = []
-    for s in report.policies.values():
-        passes = [s.pass_at(k) for k in ks]
-        rows.append(
-            [escape(s.policy), str(s.episodes), str(s.errors), str(s.tasks)]
-            + [fmt(s.average_score), fmt(s.success_rate)]
-            + [fmt(p.pass_at_k if p else None) for p in passes]
-            + [fmt(p.pass_hat_k if p else None) for p in passes]
-            + [fmt(s.safety_violation_rate), str(s.injected_faults), fmt(s.robustness)]
-            + [fmt(s.faulted_success_rate)]
-        )
-    return _table(headers, rows, numeric_from=1)
+    """Three narrow tables (policies; pass@k and pass^k, one row per k; robustness), so the
+    overview fits the page's column whatever the number of trials."""
+    policies = [
+        [
+            escape(s.policy),
+            str(s.episodes),
+            str(s.errors),
+            str(s.tasks),
+            fmt(s.average_score),
+            fmt(s.success_rate),
+            fmt(s.safety_violation_rate),
+        ]
+        for s in report.policies.values()
+    ]
+    pass_k = [
+        [escape(s.policy), str(p.k), str(p.tasks), fmt(p.pass_at_k), fmt(p.pass_hat_k)]
+        for s in report.policies.values()
+        for p in s.pass_k
+    ]
+    robustness = [
+        [escape(s.policy), str(s.injected_faults), fmt(s.robustness), fmt(s.faulted_success_rate)]
+        for s in report.policies.values()
+    ]
+    return "\n".join(
+        [
+            _table(
+                ["policy", "episodes", "errors", "tasks", "avg score", "success", "unsafe"],
+                policies,
+                numeric_from=1,
+            ),
+            "<h3>pass@k and pass^k</h3>",
+            _table(["policy", "k", "tasks", "pass@k", "pass^k"], pass_k, numeric_from=1),
+            "<h3>Robustness to injected tool errors</h3>",
+            _table(
+                ["policy", "injected faults", "robustness", "success w/ faults"], robustness, numeric_from=1
+            ),
+        ]
+    )
 
 
 def _breakdown_table(report: Report, column: str, field: str) -> str:

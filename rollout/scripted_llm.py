@@ -7,7 +7,9 @@ For tests and offline demos: the real `openai` client talks to it over real HTTP
 - an HTTP error: `{"status": 500, "error": "overloaded"}`;
 - or a callable `(request_json) -> entry` for replies that depend on the request.
 When the script runs out, it answers `{"content": "Done."}`. Every request body is kept
-in `requests` for assertions.
+in `requests` for assertions. `GET /v1/models` (what a start-up check asks) lists the model
+without taking a script entry; such requests are counted in `model_list_requests`. The
+`Authorization` header of every request (model lists included) is kept in `keys`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ class ScriptedLLM:
         self.script = list(script)
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.model_list_requests = 0
+        self.keys: list[str] = []
+        #: Set to an error status (e.g. 401) to refuse model-list requests.
+        self.model_list_status = 200
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer((host, 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -58,7 +64,21 @@ class ScriptedLLM:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 return
 
+            def do_GET(self) -> None:
+                llm.keys.append(self.headers.get("Authorization", ""))
+                if not self.path.rstrip("/").endswith("/models"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with llm._lock:
+                    llm.model_list_requests += 1
+                if llm.model_list_status != 200:
+                    self._send(llm.model_list_status, {"error": {"message": "refused"}})
+                    return
+                model = {"id": llm.model, "object": "model", "created": 0, "owned_by": "scripted"}
+                self._send(200, {"object": "list", "data": [model]})
+
             def do_POST(self) -> None:
+                llm.keys.append(self.headers.get("Authorization", ""))
                 length = int(self.headers.get("Content-Length") or 0)
                 request = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):

@@ -10,12 +10,11 @@ request is done or nothing more is needed.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from openai import AsyncOpenAI
-
 from coworkenv.task import Task
+
+from .openai_client import DEFAULT_API_KEY_ENV, make_client
 
 SATISFIED = "[[SATISFIED]]"
 
@@ -29,13 +28,12 @@ class UserSimulator:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
         temperature: float = 0.0,
         max_replies_per_turn: int = 3,
     ) -> None:
         self.model = model
-        self.client = AsyncOpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY", max_retries=2
-        )
+        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=2)
         self.temperature = temperature
         self.max_replies_per_turn = max_replies_per_turn
 

@@ -4,12 +4,19 @@ Over HTTP every service has its own path (`/mail/mcp`, `/tickets/mcp`, ...) and 
 combined server (every service, prefixed tool names) is at `/mcp`. The servers bind
 127.0.0.1 unless told otherwise, and the SDK's DNS-rebinding protection answers 421 to
 any Host header that is not the bound local address.
+
+Each endpoint holds at most `SessionLimits.max_sessions` open sessions (a client that would
+open one more gets HTTP 503 "Too many open sessions"), and a session with no request for
+`SessionLimits.idle_timeout` seconds expires (its id then gets 404, and the client opens a
+new one). The SDK's own defaults (10,000 sessions, 30 minutes) let one local client hold
+gigabytes; ours are sized for a few agents on one machine.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -20,6 +27,22 @@ from . import SERVICE_NAMES, build_server, build_workspace_server
 from .toolkit import WorkspaceServer
 
 DEFAULT_HOST = "127.0.0.1"
+DEFAULT_MAX_SESSIONS = 100
+DEFAULT_SESSION_IDLE_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """Bounds on the streamable HTTP sessions of each endpoint."""
+
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1, got {self.max_sessions}")
+        if not self.idle_timeout > 0:
+            raise ValueError(f"idle_timeout must be a positive number of seconds, got {self.idle_timeout}")
 
 
 def build_servers(workspace: Workspace, service: str) -> dict[str, WorkspaceServer]:
@@ -37,16 +60,32 @@ def build_servers(workspace: Workspace, service: str) -> dict[str, WorkspaceServ
     return servers
 
 
-def build_http_app(workspace: Workspace, service: str = "all", *, host: str = DEFAULT_HOST) -> Starlette:
-    """A Starlette app serving the workspace over streamable HTTP (see module doc for paths)."""
+def build_http_app(
+    workspace: Workspace,
+    service: str = "all",
+    *,
+    host: str = DEFAULT_HOST,
+    limits: SessionLimits | None = None,
+) -> Starlette:
+    """A Starlette app serving the workspace over streamable HTTP (see module doc for paths
+    and session limits)."""
+    limits = limits or SessionLimits()
     servers = build_servers(workspace, service)
     routes = []
+    # One app (and one session manager) per server, even when a server is mounted twice
+    # (a single service is at /<service>/mcp and at /mcp).
+    apps: dict[int, Starlette] = {}
     unique: list[WorkspaceServer] = []
     for prefix, server in sorted(servers.items(), key=lambda kv: -len(kv[0])):
-        app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
-        routes.append(Mount(prefix or "/", app=app))
-        if server not in unique:
+        if id(server) not in apps:
+            apps[id(server)] = server.streamable_http_app(
+                streamable_http_path="/mcp",
+                host=host,
+                max_sessions=limits.max_sessions,
+                session_idle_timeout=limits.idle_timeout,
+            )
             unique.append(server)
+        routes.append(Mount(prefix or "/", app=apps[id(server)]))
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -69,8 +108,16 @@ async def serve_stdio(workspace: Workspace, service: str) -> None:
     await server.run_stdio_async()
 
 
-def serve_http(workspace: Workspace, service: str, *, host: str = DEFAULT_HOST, port: int = 8000) -> None:
+def serve_http(
+    workspace: Workspace,
+    service: str,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = 8000,
+    limits: SessionLimits | None = None,
+) -> None:
     """Serve over streamable HTTP until interrupted."""
     import uvicorn
 
-    uvicorn.run(build_http_app(workspace, service, host=host), host=host, port=port, log_level="warning")
+    app = build_http_app(workspace, service, host=host, limits=limits)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

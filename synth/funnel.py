@@ -19,6 +19,20 @@ from .pipeline import FUNNEL_STAGES, DraftRecord, funnel_counts
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
+#: What passing each funnel stage means, for the terminal and the page.
+STAGE_DETAILS = {
+    "generated": "the generator produced a draft",
+    "schema_valid": "the draft is a valid task file",
+    "seed_loads": "its seed state builds",
+    "checks_valid": "every check names real tables, columns and tools",
+    "noop_fails": "a do-nothing agent gets no success",
+    "solvable": "the reference solution scores 1.0 and breaks no safety rule",
+    "deterministic": "two runs of the solution end in the same state",
+    "mutants_killed": "broken variants of the solution fail",
+    "unique": "no near-duplicate of a kept task",
+    "kept": "written to tasks/",
+}
+
 
 class CapabilityFunnel(BaseModel):
     capability: str
@@ -37,6 +51,15 @@ class Diversity(BaseModel):
     single_turn: int
 
 
+class KeptTask(BaseModel):
+    """One kept task: the rounds it took and the strength of its verifier."""
+
+    task_id: str
+    capability: str
+    rounds: int = Field(description="Rounds until it was kept (1 = the first draft)")
+    kill_rate: float | None = Field(description="Fraction of the solution's mutants its checks fail")
+
+
 class Funnel(BaseModel):
     slots: int
     drafts: int
@@ -47,6 +70,7 @@ class Funnel(BaseModel):
     rounds_to_keep: dict[str, int] = Field(
         description="Kept tasks by the round in which they were kept (1-based)"
     )
+    kept_tasks: list[KeptTask] = Field(default_factory=list, description="Each kept task, by id")
     diversity: Diversity
 
 
@@ -62,6 +86,14 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
         by_cap.append(CapabilityFunnel(capability=cap, counts=funnel_counts(mine), failures=dict(failures)))
     kill = {r.task_id: r.kill_rate for r in records if r.kept and r.task_id}
     rounds = Counter(str(r.round + 1) for r in records if r.kept)
+    kept_rows = sorted(
+        (
+            KeptTask(task_id=r.task_id, capability=r.capability, rounds=r.round + 1, kill_rate=r.kill_rate)
+            for r in records
+            if r.kept and r.task_id
+        ),
+        key=lambda row: row.task_id,
+    )
     return Funnel(
         slots=len({r.slot for r in records}),
         drafts=len(records),
@@ -70,6 +102,7 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
         by_capability=by_cap,
         kill_rates=kill,
         rounds_to_keep=dict(sorted(rounds.items())),
+        kept_tasks=kept_rows,
         diversity=diversity(kept),
     )
 
@@ -102,37 +135,73 @@ def diversity(kept: list[Task]) -> Diversity:
     )
 
 
+def words_text(words: dict[str, float]) -> str:
+    """Instruction lengths for people: "min 12, median 20, max 41 words" (or "none")."""
+    if not words:
+        return "none"
+    return ", ".join(f"{k} {v:g}" for k, v in words.items()) + " words"
+
+
+def rounds_text(rounds: dict[str, int]) -> str:
+    """Rounds to keep for people: "7 in round 1, 2 in round 2" (or "none kept")."""
+    return ", ".join(f"{n} in round {r}" for r, n in rounds.items()) or "none kept"
+
+
 def print_funnel(funnel: Funnel, console: Console) -> None:
-    table = Table("stage", "drafts passed", title=f"Funnel: {funnel.slots} slots, {funnel.drafts} drafts")
+    """The funnel as terminal tables: stages, capabilities, failure reasons, kept tasks."""
+    table = Table(title=f"Funnel: {funnel.slots} slots, {funnel.drafts} drafts")
+    table.add_column("stage", no_wrap=True)
+    table.add_column("drafts passed", justify="right", no_wrap=True)
+    table.add_column("meaning", overflow="fold")
     for stage in [*FUNNEL_STAGES, "kept"]:
-        table.add_row(stage, str(funnel.counts[stage]))
+        table.add_row(stage, str(funnel.counts[stage]), STAGE_DETAILS.get(stage, ""))
     console.print(table)
-    caps = Table("capability", "drafts", "kept", "stopped at (count)", title="By capability")
+    caps = Table(title="By capability")
+    caps.add_column("capability", overflow="fold")
+    caps.add_column("drafts", justify="right", no_wrap=True)
+    caps.add_column("kept", justify="right", no_wrap=True)
+    caps.add_column("stopped at (count)", overflow="fold")
     for c in funnel.by_capability:
         stops = ", ".join(f"{k} ({v})" for k, v in sorted(c.failures.items())) or "-"
         caps.add_row(c.capability, str(c.counts["generated"]), str(c.counts["kept"]), stops)
     console.print(caps)
     if funnel.reasons:
-        why = Table("stage", "example reasons", title="Why drafts failed")
+        why = Table(title="Why drafts failed")
+        why.add_column("stage", no_wrap=True)
+        why.add_column("example reasons", overflow="fold")
         for stage, texts in funnel.reasons.items():
             why.add_row(stage, "\n".join(t[:200] for t in texts))
         console.print(why)
+    if funnel.kept_tasks:
+        kept = Table(title="Kept tasks")
+        kept.add_column("task", overflow="fold")
+        kept.add_column("rounds", justify="right", no_wrap=True)
+        kept.add_column("kill rate", justify="right", no_wrap=True)
+        for row in funnel.kept_tasks:
+            kept.add_row(row.task_id, str(row.rounds), _rate(row.kill_rate))
+        console.print(kept)
     d = funnel.diversity
     rates = [r for r in funnel.kill_rates.values() if r is not None]
     console.print(
         f"kept {funnel.counts['kept']}: {d.single_turn} single-turn, {d.multi_turn} multi-turn; "
         f"{d.distinct_people} distinct people, {d.distinct_openings} distinct openings; "
-        f"instruction words {d.instruction_words}; "
-        f"mean mutation kill rate {statistics.mean(rates) if rates else 0:.2f}; rounds to keep {funnel.rounds_to_keep}"
+        f"instruction length {words_text(d.instruction_words)}; "
+        f"mean mutation kill rate {statistics.mean(rates) if rates else 0:.2f}; "
+        f"rounds to keep: {rounds_text(funnel.rounds_to_keep)}"
     )
 
 
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def render_funnel_html(funnel: Funnel) -> str:
-    """One self-contained page: funnel bars, failures by capability, reasons, coverage."""
+    """One self-contained page: funnel bars with what each stage means, failures by
+    capability, reasons, each kept task's rounds and kill rate, and the diversity."""
     e = html.escape
     top = max(funnel.counts.values()) or 1
     bars = "".join(
-        f'<tr><td>{e(stage)}</td><td class="n">{n}</td>'
+        f'<tr><td>{e(stage)}</td><td>{e(STAGE_DETAILS.get(stage, ""))}</td><td class="n">{n}</td>'
         f'<td><svg width="320" height="14"><rect width="{320 * n / top:.1f}" height="14" fill="#4878a8"/></svg></td></tr>'
         for stage, n in funnel.counts.items()
     )
@@ -152,18 +221,27 @@ def render_funnel_html(funnel: Funnel) -> str:
         + "</tr>"
         for cap, row in sorted(funnel.diversity.coverage.items())
     )
+    kept = "".join(
+        f"<tr><td>{e(row.task_id)}</td><td>{e(row.capability)}</td><td class='n'>{row.rounds}</td>"
+        f"<td class='n'>{_rate(row.kill_rate)}</td></tr>"
+        for row in funnel.kept_tasks
+    )
     d = funnel.diversity
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>coworkenv synthesis funnel</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:1100px}}table{{border-collapse:collapse;margin:1em 0}}
 td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}.n{{text-align:right}}</style></head><body>
 <h1>Synthesis funnel</h1><p>{funnel.slots} slots, {funnel.drafts} drafts, {funnel.counts["kept"]} kept.</p>
-<section id="funnel"><h2>Stages</h2><table><tr><th>stage</th><th>drafts passed</th><th></th></tr>{bars}</table></section>
+<section id="funnel"><h2>Stages</h2><table><tr><th>stage</th><th>a draft passes when</th><th>drafts passed</th><th></th></tr>
+{bars}</table></section>
 <section id="capabilities"><h2>By capability</h2><table><tr><th>capability</th><th>drafts</th><th>kept</th>
 <th>stopped at</th></tr>{caps}</table></section>
 <section id="reasons"><h2>Why drafts failed</h2><table>{reasons or "<tr><td>none</td></tr>"}</table></section>
+<section id="kept"><h2>Kept tasks</h2><p>Rounds to keep: {e(rounds_text(funnel.rounds_to_keep))}.</p>
+<table><tr><th>task</th><th>capability</th><th>rounds</th><th>mutation kill rate</th></tr>
+{kept or "<tr><td colspan='4'>none</td></tr>"}</table></section>
 <section id="diversity"><h2>Diversity of the kept tasks</h2>
 <p>{d.single_turn} single-turn, {d.multi_turn} multi-turn; {d.distinct_people} distinct people;
-{d.distinct_openings} distinct openings; instruction words {e(str(d.instruction_words))}.</p>
+{d.distinct_openings} distinct openings; instruction length {e(words_text(d.instruction_words))}.</p>
 <table><tr><th>capability</th>{"".join(f"<th>{e(s)}</th>" for s in services)}</tr>{coverage}</table></section>
 </body></html>
 """

@@ -7,12 +7,11 @@ and returns a new draft."""
 from __future__ import annotations
 
 import json
-import os
 from typing import Any, Protocol
 
-from openai import AsyncOpenAI
 from pydantic import BaseModel
 
+from coworkenv.rollout.openai_client import DEFAULT_API_KEY_ENV, make_client
 from coworkenv.servers import SERVICE_NAMES, get_service
 from coworkenv.task import task_json_schema
 
@@ -77,14 +76,13 @@ class LLMGenerator:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
         temperature: float = 0.7,
         example: str | None = None,
         structured_output: bool = True,
     ) -> None:
         self.model: str | None = model
-        self.client = AsyncOpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY", max_retries=3
-        )
+        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=3)
         self.temperature = temperature
         self.example = example
         self.structured_output = structured_output

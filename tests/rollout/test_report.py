@@ -60,15 +60,22 @@ def rendered(report: Report) -> str:
     return console.export_text()
 
 
-def cells(line: str) -> str:
-    """The cells of a table row after the first, space-separated."""
-    return " ".join(c.strip() for c in line.split("│")[2:-1])
+def row_cells(text: str, first: str, contains: str = "") -> list[str]:
+    """The cells of the first table row whose first cell is `first` (and that contains `contains`)."""
+    line = next(
+        line
+        for line in text.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip() == first and contains in line
+    )
+    return [c.strip() for c in line.split("│")[1:-1]]
 
 
-def test_print_report_shows_pass_k_columns_and_every_breakdown() -> None:
+def test_print_report_shows_policies_pass_k_robustness_and_every_breakdown() -> None:
     text = rendered(build_report(make_records()))
     for title in (
         "Policies",
+        "pass@k and pass^k",
+        "Robustness",
         "By capability",
         "By service",
         "Single- vs multi-turn",
@@ -76,20 +83,67 @@ def test_print_report_shows_pass_k_columns_and_every_breakdown() -> None:
         "Tasks",
     ):
         assert title in text
-    header = next(line for line in text.splitlines() if "pass@1" in line)
-    assert re.findall(r"pass[@^]\d", header) == [f"pass@{k}" for k in range(1, 5)] + [
-        f"pass^{k}" for k in range(1, 5)
+    # policy, episodes, errors, tasks, avg score, success, unsafe
+    assert row_cells(text, "alpha", "0.568") == ["alpha", "11", "1", "3", "0.568", "0.455", "0.000"]
+    assert row_cells(text, "beta", "0.333 │  0.333") == ["beta", "3", "0", "2", "0.500", "0.333", "0.333"]
+    # one row per (policy, k): k, tasks with k attempts, pass@k, pass^k
+    pass_k = [c for c in (row_cells(text, "alpha", f"│ {k} │") for k in range(1, 5))]
+    assert pass_k == [
+        ["alpha", "1", "3", "0.417", "0.417"],
+        ["alpha", "2", "3", "0.611", "0.222"],
+        ["alpha", "3", "3", "0.667", "0.083"],
+        ["alpha", "4", "2", "1.000", "0.000"],
     ]
-    alpha = next(line for line in text.splitlines() if line.lstrip("│ ").startswith("alpha") and "11" in line)
-    # episodes, errors, tasks, avg score, success, pass@1..4, pass^1..4, unsafe, faults, robustness, success w/ faults
-    assert (
-        cells(alpha)
-        == "11 1 3 0.568 0.455 0.417 0.611 0.667 1.000 0.417 0.222 0.083 0.000 0.000 3 0.333 0.500"
-    )
-    beta = next(
-        line for line in text.splitlines() if line.lstrip("│ ").startswith("beta") and "0.333" in line
-    )
-    assert cells(beta) == "3 0 2 0.500 0.333 0.250 1.000 - - 0.250 0.000 - - 0.333 0 - -"
+    assert "│ beta   │ 3 │" not in text  # beta has no task with 3 attempts
+    # injected faults, robustness, success w/ faults
+    assert row_cells(text, "alpha", "0.333 │")[1:] == ["3", "0.333", "0.500"]
+    assert row_cells(text, "beta", "│               0 │")[1:] == ["0", "-", "-"]
+
+
+HEADERS = [
+    "policy",
+    "episodes",
+    "errors",
+    "avg score",
+    "success",
+    "unsafe",
+    "pass@k",
+    "pass^k",
+    "injected faults",
+    "robustness",
+    "success w/ faults",
+    "capability",
+    "service",
+    "turns",
+    "successes",
+]
+
+
+def test_at_100_columns_every_table_fits_and_no_header_is_cut() -> None:
+    records = [
+        *make_records(),
+        record("openai:a-rather-long-model-name-for-a-policy", "a-task-with-a-long-identifier-0", 0, [1.0]),
+    ]
+    console = Console(file=io.StringIO(), width=100, record=True, color_system=None)
+    print_report(build_report(records), console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    header_lines = [line for line in text.splitlines() if line.startswith("┃")]
+    headers = {c.strip() for line in header_lines for c in line.split("┃")[1:-1]}
+    assert set(HEADERS) <= headers
+    assert not [h for h in headers if "…" in h]
+
+
+def test_a_resumed_run_counts_only_the_latest_record_of_each_trial() -> None:
+    first = record("p", "t1", 0, [1.0], status="error")
+    rerun = record("p", "t1", 0, [1.0])
+    other = record("p", "t1", 1, [0.0])
+    report = build_report([first, other, rerun])
+    assert report.tasks == [
+        TaskRow(task_id="t1", policy="p", trials=2, successes=1, average_score=0.5, errors=0)
+    ]
+    summary = report.policies["p"]
+    assert (summary.episodes, summary.errors, summary.success_rate) == (2, 0, 0.5)
 
 
 def test_print_report_shows_names_literally_not_as_rich_markup() -> None:
@@ -143,3 +197,16 @@ def test_write_report_writes_both_files_whole(tmp_path: Path) -> None:
     assert Report.model_validate_json(paths["json"].read_text()) == build_report(records)
     assert paths["html"].read_text() == render_html(build_report(records))
     assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json"]
+
+
+def test_html_overview_is_narrow_tables_that_scroll_within_the_column() -> None:
+    page = html_page()
+    overview = page.split('<section id="overview">')[1].split("</section>")[0]
+    heads = re.findall(r"<thead><tr>(.*?)</tr></thead>", overview)
+    assert [re.findall(r"<th>(.*?)</th>", h) for h in heads] == [
+        ["policy", "episodes", "errors", "tasks", "avg score", "success", "unsafe"],
+        ["policy", "k", "tasks", "pass@k", "pass^k"],
+        ["policy", "injected faults", "robustness", "success w/ faults"],
+    ]
+    assert page.count('<div class="table"><table>') == page.count("<table>")
+    assert ".table { max-width: 100%; overflow-x: auto; }" in page
