@@ -3,16 +3,18 @@ write is lost, every write is audited exactly once and the clock counts every wr
 
 import multiprocessing
 import sqlite3
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
+from coworkenv.servers import create_workspace
 from coworkenv.servers.toolkit import (
     BUSY_MESSAGE,
     WRITE_CALL_DURATION_SECONDS,
@@ -56,6 +58,7 @@ TOY = ServiceSpec(
 )
 PROCESSES = 3
 CALLS = 40
+STDIO_CALLS = 20
 
 
 def _serve_calls(path: str, worker: int, start: Any, results: Any) -> None:
@@ -167,3 +170,35 @@ async def test_a_call_whose_commit_waits_too_long_on_a_reader_is_rolled_back(wor
     assert ws.rows("toy_items") == []
     assert ws.audit.entries() == []
     assert ws.clock.now() == START
+
+
+async def test_two_stdio_servers_on_one_file_keep_every_write(tmp_path: Path) -> None:
+    path = tmp_path / "mail.db"
+    create_workspace(["mail"], clock_start=START, path=str(path)).close()
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "coworkenv", "serve", "--service", "mail", "--db", str(path)]
+    )
+    saved: list[str] = []
+    errors: list[str] = []
+
+    async def client_writes(client: Client, who: str) -> None:
+        for i in range(STDIO_CALLS):
+            subject = f"{who}-{i}"
+            result = await client.call_tool("save_draft", {"to": ["ann@acme.example"], "subject": subject})
+            if result.is_error:
+                errors.append(result.content[0].text)
+            else:
+                saved.append(subject)
+
+    with anyio.fail_after(60):
+        async with Client(params) as one, Client(params) as two, anyio.create_task_group() as tg:
+            tg.start_soon(client_writes, one, "one")
+            tg.start_soon(client_writes, two, "two")
+    assert set(errors) <= {f"Error executing tool save_draft: {BUSY_MESSAGE}"}
+    assert len(saved) + len(errors) == 2 * STDIO_CALLS
+    ws = Workspace.open(path)
+    assert sorted(r["subject"] for r in ws.rows("mail_messages")) == sorted(saved)
+    entries = ws.audit.entries()
+    assert sorted(e.arguments["subject"] for e in entries) == sorted(saved)
+    assert not any(e.is_error for e in entries)
+    assert ws.clock.now() == START + timedelta(seconds=len(saved) * WRITE_CALL_DURATION_SECONDS)
