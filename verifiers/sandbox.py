@@ -1,9 +1,12 @@
-"""Run untrusted Python (checks and scripts an LLM wrote) in a limited, isolated subprocess.
+"""Run untrusted Python (checks and scripts an LLM wrote) behind an OS-level boundary.
 
 `run_sandboxed(code, "check", databases={"final": ...})` executes `code` in a fresh
-interpreter, calls `check(final=<read-only sqlite3 connection>, **payload)`, and returns a
-`SandboxResult`: the JSON-decoded return value, or a status saying why there is none. Bad
-code never raises here; it is reported as data. What is enforced, and what is not, is in
+interpreter inside bubblewrap (new namespaces, an unprivileged user, a read-only view of the
+interpreter and the inputs, a private tmpfs scratch), calls
+`check(final=<read-only sqlite3 connection>, **payload)`, and returns a `SandboxResult`: the
+JSON-decoded return value, or a status saying why there is none. Bad code never raises here;
+it is reported as data. Where no boundary can be had, nothing runs: the status is
+`unavailable` and the error names what is missing. What is enforced, and what is not, is in
 docs/sandbox.md.
 """
 
@@ -15,11 +18,9 @@ import keyword
 import logging
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -27,10 +28,17 @@ from typing import Any, Literal
 import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from coworkenv.verifiers._sandbox_boundary import (
+    SYSTEM_PATH,
+    BoundaryUnavailable,
+    boundary_command,
+    seccomp_filter,
+)
 from coworkenv.verifiers._sandbox_child import RESULT_MARKER
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "MAX_ERROR_CHARS",
     "PYTHON",
     "SandboxLimits",
     "SandboxResult",
@@ -45,6 +53,16 @@ logger = logging.getLogger(__name__)
 PYTHON = sys.executable
 CHILD_SCRIPT = str(Path(__file__).with_name("_sandbox_child.py"))
 STDERR_TAIL_BYTES = 64 * 1024
+# An error is one line for a person or a log; code must not smuggle files out through it.
+MAX_ERROR_CHARS = 2000
+# The audit hook inside the boundary; tests switch it off to show the boundary holds alone.
+AUDIT_HOOK = True
+# The tools that set the boundary up report their failures on stderr under these names.
+SETUP_TOOLS = ("bwrap:", "unshare:", "setpriv:", "sh:", "mount:")
+SETUP_HINT = (
+    "the sandbox needs user namespaces (sysctl user.max_user_namespaces > 0, and "
+    "kernel.unprivileged_userns_clone = 1 where that exists); nothing was run"
+)
 
 
 class SandboxLimits(BaseModel, frozen=True):
@@ -54,6 +72,7 @@ class SandboxLimits(BaseModel, frozen=True):
     wall_seconds: float = Field(default=10.0, gt=0)  # then the parent kills the process group
     memory_mb: int = Field(default=512, gt=0)  # RLIMIT_AS: the child's whole address space
     max_output_bytes: int = Field(default=1_000_000, gt=0)  # captured prints, and the JSON result
+    scratch_mb: int = Field(default=64, gt=0)  # the private tmpfs the code may write in
 
 
 DEFAULT_LIMITS = SandboxLimits()
@@ -62,9 +81,11 @@ DEFAULT_LIMITS = SandboxLimits()
 class SandboxResult(BaseModel):
     """What came of one sandboxed run."""
 
-    status: Literal["ok", "error", "timeout", "memory", "forbidden"]
+    status: Literal["ok", "error", "timeout", "memory", "forbidden", "unavailable"]
     value: Any = None  # the JSON-decoded return value when status == "ok"
-    error: str | None = None  # one line otherwise: "Type: message", or the blocked operation
+    # One line otherwise (at most MAX_ERROR_CHARS): "Type: message", the blocked operation, or
+    # ("unavailable") what the sandbox is missing on this machine.
+    error: str | None = None
     stdout: str = ""  # what the code printed (truncated to max_output_bytes)
     duration_ms: float
 
@@ -84,32 +105,44 @@ def run_sandboxed(
     each of `databases` (raw SQLite bytes, e.g. `conn.serialize()`) becomes `<name>.db`
     there and reaches the function as a read-only `sqlite3.Connection` keyword argument of
     that name. `payload` is a dict of further keyword arguments (JSON values). The scratch
-    directory is the working directory, the one place the code may write, and it is deleted
-    afterwards. Never raises for anything the code does; raises TypeError for a payload that
-    is not a dict of JSON values (a caller's bug).
+    directory is the working directory, the one place the code may write; it is a tmpfs that
+    exists only inside the sandbox, so nothing of it outlives the run. Never raises for
+    anything the code does; raises TypeError for a payload that is not a dict of JSON values
+    (a caller's bug).
     """
     started = time.monotonic()
     kwargs = _payload(payload)
     problem = _check_names(function, files or {}, databases or {}, kwargs)
     if problem is not None:
         return SandboxResult(status="error", error=problem, duration_ms=_ms_since(started))
-    scratch = os.path.realpath(tempfile.mkdtemp(prefix="coworkenv-sandbox-"))
+    entries = dict(files or {})
+    for name, data in (databases or {}).items():
+        entries[f"{name}.db"] = _rollback_journal(data)
+    descriptors: list[int] = []
     try:
+        inputs = {name: _memory_file(name, data, descriptors) for name, data in entries.items()}
+        child = _memory_file("child.py", Path(CHILD_SCRIPT).read_bytes(), descriptors)
+        program = seccomp_filter()
+        seccomp = None if program is None else _memory_file("seccomp", program, descriptors)
         try:
-            _fill_scratch(scratch, files or {}, databases or {})
-        except OSError as error:  # e.g. both "a" and "a/b" among the files
-            message = f"ValueError: could not write the files: {error}"
-            return SandboxResult(status="error", error=message, duration_ms=_ms_since(started))
+            argv = boundary_command(PYTHON, inputs, child, seccomp, limits.scratch_mb * 1024 * 1024)
+        except BoundaryUnavailable as missing:
+            return SandboxResult(status="unavailable", error=str(missing), duration_ms=_ms_since(started))
         job = {
             "code": code,
             "function": function,
             "databases": sorted(databases or {}),
             "payload": kwargs,
             "limits": limits.model_dump(),
+            "audit_hook": AUDIT_HOOK,
         }
-        return _execute(json.dumps(job).encode(), scratch, limits, started)
+        result = _execute(argv, descriptors, json.dumps(job).encode(), limits, started)
     finally:
-        _remove_scratch(scratch)
+        for fd in descriptors:
+            os.close(fd)
+    if result.error is not None and len(result.error) > MAX_ERROR_CHARS:
+        result.error = result.error[: MAX_ERROR_CHARS - 20] + " [error truncated]"
+    return result
 
 
 async def run_sandboxed_async(
@@ -158,17 +191,15 @@ def _check_names(
     return None
 
 
-def _fill_scratch(scratch: str, files: dict[str, bytes], databases: dict[str, bytes]) -> None:
-    """Write the files and databases into the scratch directory, read-only."""
-    entries = dict(files)
-    for name, data in databases.items():
-        entries[f"{name}.db"] = _rollback_journal(data)
-    for name, data in entries.items():
-        path = os.path.join(scratch, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as handle:
-            handle.write(data)
-        os.chmod(path, 0o444)
+def _memory_file(name: str, data: bytes, opened: list[int]) -> int:
+    """A descriptor of an anonymous in-memory file holding `data`, read from its start."""
+    fd = os.memfd_create(f"coworkenv-{name}".replace("/", "-"), os.MFD_CLOEXEC)
+    opened.append(fd)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _rollback_journal(data: bytes) -> bytes:
@@ -179,21 +210,28 @@ def _rollback_journal(data: bytes) -> bytes:
     return data
 
 
-def _execute(job: bytes, scratch: str, limits: SandboxLimits, started: float) -> SandboxResult:
+def _execute(
+    argv: list[str], descriptors: list[int], job: bytes, limits: SandboxLimits, started: float
+) -> SandboxResult:
     """Start the child, feed it the job, collect its report, and map every ending to a result."""
     deadline = time.monotonic() + limits.wall_seconds
     # The report: the value (at most max_output_bytes of JSON) and the prints (at most as many
     # bytes of UTF-8, up to six times longer once escaped), plus slack.
     stdout_cap = 7 * limits.max_output_bytes + 65536
-    proc = subprocess.Popen(
-        [PYTHON, "-I", "-S", "-B", "-X", "utf8", CHILD_SCRIPT],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=scratch,
-        env={"TMPDIR": scratch, "HOME": scratch},
-        start_new_session=True,
-    )
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd="/",
+            env={"PATH": SYSTEM_PATH},
+            pass_fds=descriptors,
+            start_new_session=True,
+        )
+    except OSError as error:
+        message = f"the sandbox could not be started: {error}"
+        return SandboxResult(status="unavailable", error=message, duration_ms=_ms_since(started))
     cpu_used: float | None = None
     try:
         stdout, stderr, ended = _exchange(proc, job, deadline, stdout_cap)
@@ -334,6 +372,12 @@ def _without_report(
     """Name the cause when the child ended without a report: a limit, or a crash."""
     cpu_limit = max(1, -int(-limits.cpu_seconds // 1))
     text = stderr.decode("utf-8", "replace")
+    last_line = next((line for line in reversed(text.splitlines()) if line.strip()), "").strip()
+    if returncode == 1 and last_line.startswith(SETUP_TOOLS):
+        message = f"the sandbox could not be set up ({last_line}); {SETUP_HINT}"
+        return SandboxResult(status="unavailable", error=message, duration_ms=duration)
+    if returncode is not None and returncode > 128:
+        returncode = 128 - returncode  # bwrap exits with 128 + the signal that ended the child
     if returncode == -signal.SIGXCPU or (
         returncode == -signal.SIGKILL and cpu_used is not None and cpu_used >= cpu_limit
     ):
@@ -346,8 +390,7 @@ def _without_report(
         how = f"was killed by {_signal_name(-returncode)}"
     else:
         how = f"exited with code {returncode}"
-    last_line = next((line for line in reversed(text.splitlines()) if line.strip()), "")
-    detail = f": {last_line.strip()}" if last_line else ""
+    detail = f": {last_line}" if last_line else ""
     message = f"RuntimeError: the sandbox process {how} without a result{detail}"
     return SandboxResult(status="error", error=message, duration_ms=duration)
 
@@ -357,26 +400,6 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _remove_scratch(scratch: str) -> None:
-    """Delete the scratch directory, whatever permissions the code left on it."""
-    try:
-        _make_writable(scratch)
-        shutil.rmtree(scratch)
-    except OSError as error:
-        # Only root-run code can make this fail (e.g. an immutable file); report, don't mask.
-        logger.warning("could not remove sandbox scratch directory %s: %s", scratch, error)
-
-
-def _make_writable(path: str) -> None:
-    os.chmod(path, 0o700)
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                _make_writable(entry.path)
-            elif not entry.is_symlink():
-                os.chmod(entry.path, 0o600)
 
 
 def _ms_since(started: float) -> float:
