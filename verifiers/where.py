@@ -77,9 +77,45 @@ def _apply(op: str, value: Any, expected: Any) -> bool:
     raise CheckSpecError(f"unknown operator {op!r}")
 
 
-def _like(value: str, pattern: str) -> bool:
-    """SQL LIKE: % any run, _ one character, case-insensitive."""
-    import re
+# SQLite's LIKE folds case for ASCII letters only.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
-    regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
-    return re.fullmatch(regex, value, flags=re.IGNORECASE | re.DOTALL) is not None
+
+def _like(value: str, pattern: str) -> bool:
+    """SQL LIKE: % any run, _ one character, case-insensitive for ASCII letters as in SQLite.
+
+    The pieces between `%` must occur in order, and the leftmost place for each is always the
+    best one, so the value is scanned once per piece: no backtracking, whatever the pattern.
+    """
+    value, pattern = value.translate(_ASCII_LOWER), pattern.translate(_ASCII_LOWER)
+    first, *middle = pattern.split("%")
+    if not middle:
+        return len(value) == len(first) and _fits(value, 0, first)
+    last = middle.pop()
+    end = len(value) - len(last)
+    if end < len(first) or not (_fits(value, 0, first) and _fits(value, end, last)):
+        return False
+    position = len(first)
+    for piece in middle:
+        found = _find(value, piece, position, end)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
+
+
+def _fits(value: str, start: int, piece: str) -> bool:
+    """Whether `piece` (with `_` for any one character) matches `value` at `start`."""
+    if start + len(piece) > len(value):
+        return False
+    return all(p == "_" or p == v for p, v in zip(piece, value[start : start + len(piece)], strict=True))
+
+
+def _find(value: str, piece: str, start: int, end: int) -> int:
+    """The first index in [start, end - len(piece)] where `piece` fits, or -1."""
+    if "_" not in piece:
+        return value.find(piece, start, end)
+    for index in range(start, end - len(piece) + 1):
+        if _fits(value, index, piece):
+            return index
+    return -1

@@ -280,3 +280,32 @@ async def test_an_unknown_operator_in_a_check_fails_it_with_the_error() -> None:
         "CheckSpecError: unknown operator 'endswith' for directory_people.email; operators are: "
         "eq, ne, lt, le, gt, ge, in, not_in, contains, icontains, like, is_null",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "pattern", "expected"),
+    [
+        ("abc", "a_c", True),
+        ("abc", "%b%", True),
+        ("abc", "%%", True),
+        ("", "%", True),
+        ("", "", True),
+        ("a", "", False),
+        ("abc", "abc%c", False),
+        ("aXbXc", "a%x%C", True),
+        ("aab", "a%ab", True),
+        ("ab", "a%ab", False),
+        ("line one\nline two", "%one_line%", True),
+        # SQLite folds case for ASCII letters only
+        ("ÄRGER", "ärger", False),
+        ("Ärger", "Ärger", True),
+    ],
+)
+def test_like_follows_sqlite(value: str, pattern: str, expected: bool) -> None:
+    assert matches({"title": value}, {"title": {"like": pattern}}) is expected
+
+
+def test_like_with_many_wildcards_against_a_long_non_matching_value_completes() -> None:
+    """A backtracking matcher takes exponential time here; this one scans once per piece."""
+    assert matches({"title": "e" * 20_000}, {"title": {"like": "%e" * 25 + "x"}}) is False
+    assert matches({"title": "e" * 20_000 + "x"}, {"title": {"like": "%e" * 25 + "%x"}}) is True

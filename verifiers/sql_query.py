@@ -1,0 +1,89 @@
+"""SQL checks: one read-only query, bounded in time, VM steps and rows, off the event loop."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import time
+from typing import Any
+
+import anyio.to_thread
+
+from .where import CheckSpecError
+
+__all__ = ["MAX_ROWS", "MAX_SECONDS", "MAX_STEPS", "run_read_only_query", "run_read_only_query_async"]
+
+MAX_SECONDS = 5.0
+MAX_STEPS = 100_000_000  # SQLite virtual-machine instructions: far beyond any fair check
+MAX_ROWS = 10_000  # a check compares its result with an expected value written in a task
+# The progress handler runs every this many instructions: often enough to stop in time,
+# rarely enough to cost nothing.
+STEP_INTERVAL = 10_000
+
+
+def run_read_only_query(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    max_seconds: float = MAX_SECONDS,
+    max_steps: int = MAX_STEPS,
+    max_rows: int = MAX_ROWS,
+) -> Any:
+    """Run a SELECT (or WITH ... SELECT) read-only; one cell comes back as a scalar, else a
+    list of rows, each a list.
+
+    Raises CheckSpecError for a query that is not a SELECT, that runs past `max_seconds` or
+    `max_steps` instructions, or that returns more than `max_rows` rows. Takes the
+    connection's progress handler for the duration and removes it afterwards.
+    """
+    if not query.lstrip().lower().startswith(("select", "with")):
+        raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
+    deadline = time.monotonic() + max_seconds
+    budget = max(1, max_steps // STEP_INTERVAL)
+    calls = [0]
+
+    def progress() -> int:
+        calls[0] += 1
+        return 1 if calls[0] > budget or time.monotonic() > deadline else 0  # non-zero stops it
+
+    # query_only makes SQLite refuse every write, including one hidden in a WITH clause,
+    # while reads of full-text tables and table-valued functions keep working.
+    (was_query_only,) = conn.execute("PRAGMA query_only").fetchone()
+    conn.execute("PRAGMA query_only = ON")
+    conn.set_progress_handler(progress, STEP_INTERVAL)
+    try:
+        cursor = conn.execute(query)
+        rows = cursor.fetchmany(max_rows + 1)
+        cursor.close()
+    except sqlite3.OperationalError as error:
+        if str(error) == "interrupted":
+            raise CheckSpecError(
+                f"the sql check ran past {max_seconds:g} s (or {max_steps} steps); simplify the query"
+            ) from None
+        raise
+    finally:
+        conn.set_progress_handler(None, 0)
+        conn.execute(f"PRAGMA query_only = {'ON' if was_query_only else 'OFF'}")
+    if len(rows) > max_rows:
+        raise CheckSpecError(f"the sql check returned more than {max_rows} rows; aggregate or filter them")
+    if len(rows) == 1 and len(rows[0]) == 1:
+        return rows[0][0]
+    return [list(row) for row in rows]
+
+
+async def run_read_only_query_async(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    max_seconds: float = MAX_SECONDS,
+    max_steps: int = MAX_STEPS,
+    max_rows: int = MAX_ROWS,
+) -> Any:
+    """`run_read_only_query` in a worker thread, so the event loop keeps serving meanwhile.
+
+    The connection must allow use from another thread (`check_same_thread=False`).
+    """
+    call = functools.partial(
+        run_read_only_query, conn, query, max_seconds=max_seconds, max_steps=max_steps, max_rows=max_rows
+    )
+    return await anyio.to_thread.run_sync(call)
