@@ -3,31 +3,45 @@
 Stages, in order (a failing stage stops the rest):
 1. schema: the file parses into a Task (done by the caller; see `coworkenv.task.parse_task`).
 2. seed: the seed loads.
-3. checks: every check names real tables, columns and tools; SQL compiles; Python parses.
-4. noop: a do-nothing agent gets no success.
-5. oracle: the reference solution completes with score 1.0 and breaks no safety rule.
-6. deterministic: a second oracle run ends in the same state hash.
-7. mutants: each write step of the solution dropped in turn fails; for each write step,
-   at least one single-argument perturbation fails (every kill is counted).
+3. checks: every check names real tables, columns and tools; SQL compiles; Python parses;
+   every turn has a check and the task has at least one goal check.
+4. noop: a do-nothing agent scores exactly 0.0 (no goal check passes before the agent acts).
+5. oracle: the reference solution completes with score 1.0 and strict success (no safety
+   rule broken, nothing collateral) and every event applies.
+6. no_peeking: every id, address and path a solution step uses appears in the context, a
+   user message or an earlier step's result; the first write comes after a read.
+7. deterministic: a second oracle run ends in the same state hash.
+8. mutants: every wrong variant of the solution fails (see `rollout.variants`): a dropped
+   write, a duplicated write, collateral on unrelated objects, another column changed,
+   wrong figures, keyword stuffing, earlier turns undone, leaks in disguise; for each write
+   step at least one argument alteration fails.
+9. acceptance: every right variant passes: extra reads and marks, reply-all, texts in other
+   formats, split updates, draft then send.
+
+Mutants and acceptance variants are judged against the original task's footprint.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import time
+from collections import defaultdict
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from coworkenv.servers import get_service
-from coworkenv.task import SolutionStep, Task, Turn
-from coworkenv.verifiers import check_problems
+from coworkenv.task import Task
+from coworkenv.verifiers import Footprint, check_problems
 
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
-from .runner import run_episode
+from .runner import reference_footprint, run_episode, system_prompt
 from .seeding import SeedCache, SeedError
+from .variants import Variant, acceptance_variants, mutants, tool_kind, write_steps
 
-STAGES = ("seed", "checks", "noop", "oracle", "deterministic", "mutants")
+STAGES = ("seed", "checks", "noop", "oracle", "no_peeking", "deterministic", "mutants", "acceptance")
 
 
 class StageResult(BaseModel):
@@ -38,10 +52,16 @@ class StageResult(BaseModel):
 
 
 class MutantResult(BaseModel):
+    """One variant's outcome. For a mutant `killed` means it failed, as it must; for an
+    acceptance variant `killed` means it was wrongly rejected."""
+
     description: str
     killed: bool
     score: float
     status: str
+    kind: str = "alter"
+    side: str = "reject"
+    detail: str = ""
 
 
 class ValidationReport(BaseModel):
@@ -51,6 +71,10 @@ class ValidationReport(BaseModel):
     task_hash: str
     stages: list[StageResult] = Field(default_factory=list)
     mutants: list[MutantResult] = Field(default_factory=list)
+    variants: list[MutantResult] = Field(default_factory=list)
+    vacuous: list[str] = Field(
+        default_factory=list, description="Checks that pass on the no-op and every mutant"
+    )
 
     @property
     def ok(self) -> bool:
@@ -66,6 +90,14 @@ class ValidationReport(BaseModel):
             return None
         return sum(m.killed for m in self.mutants) / len(self.mutants)
 
+    def kill_rates(self) -> dict[str, float]:
+        """Share of mutants killed, per mutant class."""
+        return _rates(self.mutants, killed=True)
+
+    def acceptance_rates(self) -> dict[str, float]:
+        """Share of acceptance variants accepted, per variant class."""
+        return _rates(self.variants, killed=False)
+
     def summary(self) -> str:
         failed = self.failed_stage
         if failed is None:
@@ -73,65 +105,11 @@ class ValidationReport(BaseModel):
         return f"{failed.name}: {failed.detail}"
 
 
-def write_steps(task: Task) -> list[tuple[int, int]]:
-    """(turn, step) positions of solution steps whose tool changes state."""
-    out = []
-    for i, turn in enumerate(task.turns):
-        for j, step in enumerate(turn.solution):
-            service, _, bare = step.tool.partition("_")
-            try:
-                read_only = get_service(service).tools.is_read_only(bare)
-            except (ValueError, StopIteration):
-                read_only = False  # an unknown tool fails the oracle stage anyway
-            if not read_only and not step.expect_error:
-                out.append((i, j))
-    return out
-
-
-def with_solution(task: Task, turn: int, steps: list[SolutionStep]) -> Task:
-    turns = list(task.turns)
-    turns[turn] = Turn(**{**turns[turn].model_dump(), "solution": [s.model_dump() for s in steps]})
-    return task.model_copy(update={"turns": turns})
-
-
-def perturb(value: Any) -> Any | None:
-    """A nearby but wrong value, or None when the value cannot be perturbed meaningfully."""
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value + 1
-    if isinstance(value, float):
-        return value * 2 + 1
-    if isinstance(value, str):
-        return value + " (altered)" if value else "altered"
-    if isinstance(value, list) and value:
-        return value[:-1] if len(value) > 1 else [perturb(value[0])]
-    return None
-
-
-def mutants(task: Task) -> list[tuple[str, tuple[int, int], Task]]:
-    """(description, write-step position, mutated task) for every drop and single-argument perturbation."""
-    out = []
-    for i, j in write_steps(task):
-        steps = list(task.turns[i].solution)
-        step = steps[j]
-        out.append(
-            (
-                f"drop turns[{i}].solution[{j}] ({step.tool})",
-                (i, j),
-                with_solution(task, i, steps[:j] + steps[j + 1 :]),
-            )
-        )
-        for name, value in step.arguments.items():
-            if isinstance(value, dict):  # a $ref: perturbing it is a different test (the ref's target)
-                continue
-            new = perturb(value)
-            if new is None:
-                continue
-            changed = step.model_copy(update={"arguments": {**step.arguments, name: new}})
-            desc = f"perturb turns[{i}].solution[{j}] ({step.tool}) argument {name!r}"
-            out.append((desc, (i, j), with_solution(task, i, [*steps[:j], changed, *steps[j + 1 :]])))
-    return out
+def _rates(results: list[MutantResult], *, killed: bool) -> dict[str, float]:
+    by: dict[str, list[bool]] = defaultdict(list)
+    for r in results:
+        by[r.kind].append(r.killed == killed)
+    return {k: sum(v) / len(v) for k, v in sorted(by.items())}
 
 
 async def validate_task(
@@ -157,22 +135,28 @@ async def validate_task(
 
     t = time.perf_counter()
     tools = {name for s in task.services for name in get_service(s).tools.names}
-    problems = check_problems(task, ws, tools)
+    problems = check_problems(task, ws, tools) + contract_problems(task)
     if not stage("checks", not problems, "; ".join(problems), t):
         return report
 
     t = time.perf_counter()
-    noop = await run_episode(task, NoopPolicy(), cache=cache)
+    footprint = await reference_footprint(task, cache)
+    noop = await run_episode(task, NoopPolicy(), cache=cache, footprint=footprint)
     if not stage("noop", _noop_ok(noop), _noop_detail(noop), t):
         return report
 
     t = time.perf_counter()
-    first = await run_episode(task, OraclePolicy(), cache=cache)
+    first = await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
     if not stage("oracle", _oracle_ok(first), _oracle_detail(first), t):
         return report
 
     t = time.perf_counter()
-    second = await run_episode(task, OraclePolicy(), cache=cache)
+    peeks = peeking(task, first, system_prompt(task, ws))
+    if not stage("no_peeking", not peeks, "; ".join(peeks), t):
+        return report
+
+    t = time.perf_counter()
+    second = await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
     same = second.final_hash == first.final_hash and second.status == "completed"
     if not stage(
         "deterministic",
@@ -185,40 +169,214 @@ async def validate_task(
     t = time.perf_counter()
     if not run_mutants:
         stage("mutants", True, "skipped", t)
+        stage("acceptance", True, "skipped", t)
         return report
+    detail = await _run_mutants(task, ws, footprint, first, noop, cache, report)
+    if not stage("mutants", not detail, detail, t):
+        return report
+
+    t = time.perf_counter()
+    detail = await _run_acceptance(task, ws, footprint, first, cache, report)
+    stage("acceptance", not detail, detail, t)
+    return report
+
+
+def contract_problems(task: Task) -> list[str]:
+    """What the task format allows but the contract does not: a turn without a check, no goal check."""
+    out = [
+        f"turns[{i}] has no check: add one that judges that turn"
+        for i, t in enumerate(task.turns)
+        if not t.checks
+    ]
+    if not any(not c.is_guard for c in task.all_checks()):
+        out.append("the task has no goal check (only guards): add a check of what the user asked for")
+    return out
+
+
+async def _run_mutants(
+    task: Task,
+    seed: Any,
+    footprint: Footprint,
+    oracle: EpisodeRecord,
+    noop: EpisodeRecord,
+    cache: SeedCache,
+    report: ValidationReport,
+) -> str:
     survivors: list[str] = []
     killed_at: dict[tuple[int, int], bool] = {}
-    for description, position, mutant in mutants(task):
-        record = await run_episode(mutant, OraclePolicy(), cache=cache)
+    passes: dict[str, int] = defaultdict(int)
+    ran = 0
+    for variant in mutants(task, seed, footprint):
+        record = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
+        if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
+            continue  # doing it twice changed nothing: the write is idempotent
+        if record.status != "completed" and variant.kind not in ("drop", "alter"):
+            continue  # the variant could not be played (e.g. an id the variant invented): not a test
+        ran += 1
         killed = not record.success
-        report.mutants.append(
-            MutantResult(description=description, killed=killed, score=record.score, status=record.status)
-        )
-        if description.startswith("drop"):
-            if not killed:
-                survivors.append(description)
-        else:  # only alterations count here: a dropped step must fail on its own anyway
-            killed_at[position] = killed_at.get(position, False) or killed
+        report.mutants.append(_result(variant, record, killed))
+        if record.verdict is not None:
+            for c in record.verdict.checks:
+                passes[c.id] += c.passed
+        if variant.kind == "alter":
+            assert variant.position is not None
+            killed_at[variant.position] = killed_at.get(variant.position, False) or killed
+        elif not killed:
+            survivors.append(f"{variant.kind}: {variant.description}")
+    if noop.verdict is not None and ran:
+        report.vacuous = [c.id for c in noop.verdict.checks if c.passed and passes[c.id] == ran]
     unkilled = [f"turns[{i}].solution[{j}]" for (i, j), k in killed_at.items() if not k]
     detail = []
     if survivors:
         detail.append(
-            "the checks still pass when a write step is dropped: "
+            "these wrong variants of the solution still pass: "
             + "; ".join(survivors)
-            + " (add a check that needs that write, or remove the step from the solution)"
+            + " (add or sharpen the checks that tell them apart)"
         )
     if unkilled:
         detail.append(
-            "no perturbed argument of these write steps makes any check fail: "
+            "no altered argument of these write steps makes any check fail: "
             + ", ".join(unkilled)
             + " (check the values the step writes)"
         )
-    stage("mutants", not detail, "; ".join(detail), t)
-    return report
+    return "; ".join(detail)
+
+
+async def _run_acceptance(
+    task: Task,
+    seed: Any,
+    footprint: Footprint,
+    oracle: EpisodeRecord,
+    cache: SeedCache,
+    report: ValidationReport,
+) -> str:
+    rejected = []
+    for variant in acceptance_variants(task, seed, footprint):
+        record = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
+        if variant.kind == "reply_all" and _mails_outside(record) - _mails_outside(oracle):
+            continue  # reply-all would copy an outside address: not a harmless variant here
+        if record.status != "completed":
+            continue  # the variant could not be played as written: not a test of the checks
+        killed = not record.success
+        report.variants.append(_result(variant, record, killed))
+        if killed:
+            rejected.append(f"{variant.kind}: {variant.description} ({_why(record)})")
+    if rejected:
+        return (
+            "these right variants of the solution are rejected: "
+            + "; ".join(rejected)
+            + " (compare facts, not wording; do not require one path where several are right)"
+        )
+    return ""
+
+
+def _mails_outside(record: EpisodeRecord) -> set[str]:
+    domain = ""
+    for entry in record.tool_calls:
+        if (
+            entry.tool in ("reply", "send_message", "forward", "send_draft")
+            and not entry.is_error
+            and entry.result
+        ):
+            owner = str(entry.result.get("from_addr", ""))
+            domain = owner.rsplit("@", 1)[-1]
+    out = set()
+    for entry in record.tool_calls:
+        if (
+            entry.tool in ("reply", "send_message", "forward", "send_draft")
+            and not entry.is_error
+            and entry.result
+        ):
+            for key in ("to", "cc", "bcc"):
+                out |= {a for a in entry.result.get(key, []) if a.rsplit("@", 1)[-1] != domain}
+    return out
+
+
+def _result(variant: Variant, record: EpisodeRecord, killed: bool) -> MutantResult:
+    return MutantResult(
+        description=variant.description,
+        killed=killed,
+        score=record.score,
+        status=record.status,
+        kind=variant.kind,
+        side=variant.side,
+        detail=_why(record) if record.verdict is not None else (record.error or ""),
+    )
+
+
+def _why(record: EpisodeRecord) -> str:
+    if record.verdict is None:
+        return record.error or record.status
+    parts = [f"{c.id}: {c.error or c.message}" for c in record.verdict.checks if not c.passed]
+    parts += [f"{v.rule_id}: {v.message}" for v in record.verdict.safety_violations]
+    parts += [f"collateral: {c}" for c in record.verdict.collateral]
+    if record.status != "completed":
+        parts.append(record.error or record.status)
+    text = "; ".join(parts)
+    return text[:600] + ("..." if len(text) > 600 else "")
+
+
+# -- no peeking ----------------------------------------------------------------------------------
+
+_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+ID_ARGUMENT = re.compile(r"(^|_)id$")
+PATH_ARGUMENTS = ("path", "source", "attachments")
+
+
+def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
+    """Solution steps that use an id, address or path nothing has shown yet, and a first
+    write that comes before any read."""
+    seen = [prompt.lower()]
+    calls = iter([e for e in oracle.tool_calls if e.actor != "event"])
+    out = []
+    wrote = read = False
+    for i, turn in enumerate(task.turns):
+        seen.append(turn.user.lower())
+        for j, step in enumerate(turn.solution):
+            where = f"turns[{i}].solution[{j}] ({step.tool})"
+            text = "\n".join(seen)
+            for name, value in step.arguments.items():
+                for literal in _identifiers(name, value):
+                    if literal.lower() not in text:
+                        out.append(
+                            f"{where} uses {name}={literal!r} before any message or tool result showed it"
+                        )
+            is_read = tool_kind(step.tool)[0]
+            if not is_read and not step.expect_error and not read and not wrote:
+                out.append(f"{where} writes before anything was read: look up what it acts on first")
+            read = read or is_read
+            wrote = wrote or not is_read
+            entry = next(calls, None)
+            if entry is not None:
+                seen.append(json.dumps(entry.result, default=str).lower())
+    return out
+
+
+def _identifiers(name: str, value: Any) -> list[str]:
+    """The literals of an argument that must have been seen: ids, addresses, paths."""
+    if isinstance(value, dict):
+        return []  # a $ref: seen by construction
+    if isinstance(value, list):
+        return [x for v in value for x in _identifiers(name, v)]
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int) and ID_ARGUMENT.search(name):
+        return [str(value)]
+    if isinstance(value, str):
+        if name in PATH_ARGUMENTS and value.startswith("/"):
+            return [value]
+        if name in ("to", "cc", "bcc", "attendees", "add_attendees", "assignee", "requester", "email"):
+            return _ADDRESS.findall(value)
+    return []
 
 
 def _noop_ok(record: EpisodeRecord) -> bool:
-    return record.status == "completed" and not record.success
+    return (
+        record.status == "completed"
+        and not record.success
+        and record.score == 0.0
+        and (record.verdict is None or record.verdict.raw_score == 0.0)
+    )
 
 
 def _noop_detail(record: EpisodeRecord) -> str:
@@ -226,6 +384,13 @@ def _noop_detail(record: EpisodeRecord) -> str:
         return f"the no-op episode did not complete: {record.error}"
     if record.success:
         return "a do-nothing agent passes every check: add checks that need the task's writes"
+    assert record.verdict is not None
+    passing = [c.id for c in record.verdict.checks if c.passed and c.role == "goal"]
+    if passing:
+        return (
+            f"a do-nothing agent scores {record.verdict.raw_score:.2f}: these goal checks already pass "
+            f"before the agent acts: {', '.join(passing)} (make them guards, role: guard, or check the change)"
+        )
     return ""
 
 
@@ -235,6 +400,7 @@ def _oracle_ok(record: EpisodeRecord) -> bool:
         and record.verdict is not None
         and record.verdict.score == 1.0
         and record.success
+        and not record.event_errors
     )
 
 
@@ -253,4 +419,20 @@ def _oracle_detail(record: EpisodeRecord) -> str:
             "the reference solution breaks safety rules: "
             + "; ".join(f"{v.rule_id} ({v.message})" for v in record.verdict.safety_violations)
         )
+    if record.verdict.collateral:
+        parts.append(
+            "the reference solution leaves unexplained changes: " + "; ".join(record.verdict.collateral)
+        )
     return "; ".join(parts)
+
+
+__all__ = [
+    "STAGES",
+    "MutantResult",
+    "StageResult",
+    "ValidationReport",
+    "contract_problems",
+    "peeking",
+    "validate_task",
+    "write_steps",
+]
