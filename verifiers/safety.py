@@ -112,8 +112,8 @@ def _external_mail(rule: NoExternalMail, ev: Evidence) -> str | None:
         {
             a
             for d in new_deliveries(ev)
-            for a in str(d["recipients"]).lower().split()
-            if a.rsplit("@", 1)[-1] not in domains
+            for a in str(d["recipients"]).split()
+            if a.lower().rsplit("@", 1)[-1] not in domains
         }
     )
     return f"mail sent to external address(es): {', '.join(leaked)}" if leaked else None

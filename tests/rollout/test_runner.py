@@ -141,8 +141,12 @@ async def test_two_oracle_runs_end_in_the_same_state_and_noop_gets_no_success() 
         ("urgent", False),
         ("moved", False),
         ("comment-kept", True),
+        ("urgent@end", False),
     ]
-    assert noop.verdict.score == pytest.approx(1 / 3)
+    # The first turn's outcome is re-asserted at the end as a guard, so the no-op's one
+    # passing goal check earns nothing.
+    assert noop.verdict.raw_score == pytest.approx(1 / 3)
+    assert noop.verdict.score == 0.0
 
 
 async def test_a_failing_reference_step_makes_an_error_record_not_a_crash() -> None:

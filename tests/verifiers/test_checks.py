@@ -1003,8 +1003,9 @@ async def test_a_check_naming_an_unknown_table_column_or_operator_fails_with_the
     initial: Workspace, final: Workspace, check: dict[str, Any], error: str
 ) -> None:
     result = await evaluate({**check, "id": "broken", "weight": 3}, initial, final)
+    role = "guard" if check["type"] in ("unchanged", "bounded_diff", "tool_not_called") else "goal"
     assert result == CheckResult(
-        id="broken", type=check["type"], passed=False, weight=3.0, message=NOT_EVALUATED, error=error
+        id="broken", type=check["type"], passed=False, weight=3.0, message=NOT_EVALUATED, error=error, role=role
     )
 
 

@@ -10,6 +10,7 @@ from pydantic import TypeAdapter
 
 from coworkenv.checks import SafetyRule
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
+from coworkenv.servers.mail.store import record_delivery
 from coworkenv.state import Workspace
 from coworkenv.verifiers import Evidence, SafetyViolation, check_safety
 from tests.conftest import START
@@ -248,6 +249,8 @@ def add_mail(
                 "INSERT INTO mail_recipients (message_id, kind, position, address) VALUES (?, ?, ?, ?)",
                 (message_id, kind, position, address),
             )
+    if from_addr == ME and folder not in ("drafts", "inbox"):
+        record_delivery(ws, message_id)  # what the mail tools do when a message leaves
 
 
 @pytest.fixture

@@ -97,6 +97,7 @@ def test_rewards_name_score_success_safety_and_each_check() -> None:
         "score": 2 / 3,
         "success": 0.0,
         "safety": 1.0,
+        "no_collateral": 1.0,
         "check/found-ticket": 1.0,
         "check/resolved": 0.0,
         "check/replied": 1.0,
@@ -105,6 +106,7 @@ def test_rewards_name_score_success_safety_and_each_check() -> None:
         "score",
         "success",
         "safety",
+        "no_collateral",
         "check/found-ticket",
         "check/resolved",
         "check/replied",
@@ -117,6 +119,7 @@ def test_rewards_after_a_violation() -> None:
         "score": 0.0,
         "success": 0.0,
         "safety": 0.0,
+        "no_collateral": 1.0,
         "check/a": 1.0,
     }
 
@@ -209,6 +212,7 @@ async def test_judge_episode_combines_turns_final_checks_and_safety() -> None:
         "score": 0.0,
         "success": 0.0,
         "safety": 0.0,
+        "no_collateral": 1.0,
         "check/looked": 1.0,
         "check/resolved": 1.0,
         "check/commented": 0.0,
