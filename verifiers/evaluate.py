@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import date
 from typing import Any
 
@@ -29,6 +28,7 @@ from coworkenv.state import AuditEntry
 
 from .collateral import DELIVERIES, delivery_text, new_deliveries
 from .evidence import Evidence
+from .sql_query import run_read_only_query, run_read_only_query_async
 from .verdict import CheckResult
 from .where import CheckSpecError, matches, validate_where
 
@@ -51,6 +51,9 @@ async def evaluate_checks(
         try:
             if isinstance(check, PythonCheck):
                 passed, message = await _python(check, evidence)
+            elif isinstance(check, SqlEquals):  # bounded, and off the event loop
+                actual = await run_read_only_query_async(evidence.conn(check.state), check.query)
+                passed, message = _sql_result(check, actual)
             else:
                 passed, message = evaluate_declarative(check, evidence)
             results.append(
@@ -115,8 +118,7 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
     if isinstance(check, MailSent):
         return _mail_sent(check, ev)
     if isinstance(check, SqlEquals):
-        actual = run_read_only_query(ev.conn(check.state), check.query)
-        return _same(actual, check.expected), f"query returned {actual!r}, expected {check.expected!r}"
+        return _sql_result(check, run_read_only_query(ev.conn(check.state), check.query))
     if isinstance(check, ToolCalled):
         hits = [
             c for c in ev.successful_calls if _call_matches(c, check.tool, check.service, check.arguments)
@@ -151,20 +153,8 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
     raise CheckSpecError(f"no evaluator for check type {check.type!r}")
 
 
-def run_read_only_query(conn: sqlite3.Connection, query: str) -> Any:
-    """Run a SELECT with the connection in query-only mode; one cell comes back as a scalar."""
-    if not query.lstrip().lower().startswith(("select", "with")):
-        raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
-    # query_only makes SQLite refuse every write, including one hidden in a WITH clause,
-    # while reads of full-text tables and table-valued functions keep working.
-    conn.execute("PRAGMA query_only = ON")
-    try:
-        rows = conn.execute(query).fetchall()
-    finally:
-        conn.execute("PRAGMA query_only = OFF")
-    if len(rows) == 1 and len(rows[0]) == 1:
-        return rows[0][0]
-    return [list(r) for r in rows]
+def _sql_result(check: SqlEquals, actual: Any) -> tuple[bool, str]:
+    return _same(actual, check.expected), f"query returned {actual!r}, expected {check.expected!r}"
 
 
 def _same(actual: Any, expected: Any) -> bool:
