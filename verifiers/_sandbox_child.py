@@ -85,6 +85,7 @@ BLOCKED_EVENTS = {
     "code.__new__": "building code objects",
     "marshal.load": "loading marshalled code",
     "marshal.loads": "loading marshalled code",
+    "_imp.create_builtin": "creating builtin modules",
     "cpython.PyInterpreterState_New": "creating subinterpreters",
     "urllib.Request": "network access",
 }
@@ -297,7 +298,12 @@ def make_guard(scratch: str, read_roots: tuple[str, ...], report_fd: int) -> Cal
     def forbid(message: str) -> None:
         """Write the `forbidden` report and end the process here and now."""
         error = _quote("PermissionError: " + message)
-        line = marker + b'{"status": "forbidden", "error": ' + error.encode() + b', "stdout": "", "value": null}\n'
+        line = (
+            marker
+            + b'{"status": "forbidden", "error": '
+            + error.encode()
+            + b', "stdout": "", "value": null}\n'
+        )
         while line:
             try:
                 line = line[_write(report_fd, line) :]
@@ -370,7 +376,8 @@ def close_import_back_doors() -> None:
         if name not in BLOCKED_IMPORTS and name not in sys.modules:
             __import__(name)
 
-    def create_builtin(spec: Any) -> Any:
+    def create_builtin(spec: Any, _audit: Callable[..., None] = sys.audit) -> Any:
+        _audit("_imp.create_builtin", spec.name)  # refused by the hook, which ends the run
         raise ImportError(f"sandbox blocked creating the builtin module {spec.name!r}")
 
     _imp.create_builtin = create_builtin

@@ -55,6 +55,7 @@ CHILD_SCRIPT = str(Path(__file__).with_name("_sandbox_child.py"))
 STDERR_TAIL_BYTES = 64 * 1024
 # An error is one line for a person or a log; code must not smuggle files out through it.
 MAX_ERROR_CHARS = 2000
+TRUNCATED = " [error truncated]"
 # The audit hook inside the boundary; tests switch it off to show the boundary holds alone.
 AUDIT_HOOK = True
 # The tools that set the boundary up report their failures on stderr under these names.
@@ -141,7 +142,7 @@ def run_sandboxed(
         for fd in descriptors:
             os.close(fd)
     if result.error is not None and len(result.error) > MAX_ERROR_CHARS:
-        result.error = result.error[: MAX_ERROR_CHARS - 20] + " [error truncated]"
+        result.error = result.error[: MAX_ERROR_CHARS - len(TRUNCATED)] + TRUNCATED
     return result
 
 
@@ -379,7 +380,9 @@ def _without_report(
     if returncode is not None and returncode > 128:
         returncode = 128 - returncode  # bwrap exits with 128 + the signal that ended the child
     if returncode == -signal.SIGXCPU or (
-        returncode == -signal.SIGKILL and cpu_used is not None and cpu_used >= cpu_limit
+        # The kernel's SIGKILL at the hard CPU limit. The child's CPU time is lost with the
+        # namespace's init, so its run time stands in: it can only be longer than its CPU time.
+        returncode == -signal.SIGKILL and max(cpu_used or 0, duration / 1000) >= cpu_limit
     ):
         message = f"CPU time limit of {limits.cpu_seconds:g}s exceeded"
         return SandboxResult(status="timeout", error=message, duration_ms=duration)

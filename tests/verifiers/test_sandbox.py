@@ -1,11 +1,9 @@
 """The sandbox runs untrusted checks: exact values back, and every escape attempt reported as data."""
 
 import dis
-import os
-import re
 import socket
 import sqlite3
-import subprocess
+import tempfile
 import time
 import types
 from collections.abc import Iterator
@@ -15,6 +13,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from coworkenv.verifiers import _sandbox_boundary as boundary
 from coworkenv.verifiers import sandbox
 from coworkenv.verifiers._sandbox_child import make_guard
 from coworkenv.verifiers.sandbox import SandboxLimits, run_sandboxed, run_sandboxed_async
@@ -191,12 +190,10 @@ def test_starting_a_process_is_forbidden(statement: str, blocked: str) -> None:
 
 
 def test_a_fork_bomb_is_stopped_at_the_first_fork() -> None:
-    code = "import os\ndef check():\n    print(os.getpid())\n    while True:\n        os.fork()\n"
+    code = "import os\ndef check():\n    while True:\n        os.fork()\n"
     result = run_sandboxed(code, "check", limits=FAST)
     assert result.status == "forbidden"
     assert result.error == "PermissionError: sandbox blocked os.fork: starting processes is not allowed"
-    with pytest.raises(ProcessLookupError):
-        os.killpg(int(result.stdout), 0)  # nothing is left of the child's process group
 
 
 def test_a_swallowed_violation_still_marks_the_run_forbidden() -> None:
@@ -224,7 +221,7 @@ def test_ways_around_the_audit_hook_are_forbidden(code: str, blocked: str) -> No
 
 def test_the_audit_hook_looks_up_no_global_name() -> None:
     """Globals and builtins can be rebound by the code; the hook must not depend on them."""
-    make_guard("/tmp/scratch", ("/usr/lib",), [])
+    make_guard("/tmp/scratch", ("/usr/lib",), 1)
 
     def nested(code: types.CodeType) -> Iterator[types.CodeType]:
         for constant in code.co_consts:
@@ -242,13 +239,9 @@ def test_the_audit_hook_looks_up_no_global_name() -> None:
 
 
 def test_an_endless_loop_ends_on_the_cpu_limit() -> None:
-    code = "import os\ndef check():\n    print(os.getcwd())\n    while True:\n        pass\n"
-    started = time.monotonic()
+    code = "def check():\n    while True:\n        pass\n"
     result = run_sandboxed(code, "check", limits=FAST)
     assert (result.status, result.error) == ("timeout", "CPU time limit of 1s exceeded")
-    assert time.monotonic() - started < 3
-    scratch = result.stdout.strip()
-    assert scratch.startswith("/") and not os.path.exists(scratch)  # cleaned up after a timeout too
 
 
 def test_a_loop_inside_c_code_ends_on_the_hard_cpu_limit() -> None:
@@ -326,12 +319,70 @@ def test_exiting_without_a_result_is_an_error() -> None:
     assert result.error == "RuntimeError: the sandbox process exited with code 3 without a result"
 
 
-def test_the_scratch_directory_is_removed_afterwards() -> None:
-    code = "import os\ndef check():\n    os.makedirs('locked/inner')\n    os.chmod('locked', 0)\n    return os.getcwd()\n"
+def test_the_scratch_is_private_to_each_run_and_leaves_nothing_on_the_host() -> None:
+    before = set(Path(tempfile.gettempdir()).glob("coworkenv-sandbox-*"))
+    code = """
+import os
+def check():
+    seen = sorted(os.listdir("."))
+    os.makedirs("locked/inner")
+    os.chmod("locked", 0)
+    return [os.getcwd(), seen]
+"""
+    first = run_sandboxed(code, "check", files={"input.txt": b"data"})
+    second = run_sandboxed(code, "check", files={"input.txt": b"data"})
+    assert (first.status, first.value) == ("ok", ["/scratch", ["input.txt"]])
+    assert (second.status, second.value) == ("ok", ["/scratch", ["input.txt"]])  # no "locked"
+    assert set(Path(tempfile.gettempdir()).glob("coworkenv-sandbox-*")) == before
+
+
+def test_inputs_are_read_only_and_the_code_runs_as_nobody() -> None:
+    code = """
+import os
+def check():
+    try:
+        open("input.txt", "a")
+    except OSError as error:  # the kernel's refusal, not the hook's: writing is allowed here
+        return [os.getuid(), os.getgid(), os.getgroups(), str(error)]
+"""
     result = run_sandboxed(code, "check", files={"input.txt": b"data"})
-    assert result.status == "ok", result.error
-    assert re.fullmatch(r"/.+/coworkenv-sandbox-\w+", result.value)
-    assert not os.path.exists(result.value)
+    assert (result.status, result.value) == (
+        "ok",
+        [65534, 65534, [], "[Errno 13] Permission denied: 'input.txt'"],
+    )
+
+
+def test_without_bubblewrap_nothing_runs_and_the_error_names_the_package(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    canary = tmp_path / "ran"
+    monkeypatch.setattr(boundary, "SYSTEM_PATH", str(tmp_path))
+    code = "def check(path):\n    open(path, 'w').write('x')\n"
+    result = run_sandboxed(code, "check", payload={"path": str(canary)})
+    assert (result.status, result.error) == (
+        "unavailable",
+        "the sandbox needs bubblewrap (Debian package bubblewrap); "
+        "install it (Debian: apt-get install bubblewrap) or run `make`",
+    )
+    assert not canary.exists()
+
+
+def test_refused_namespaces_are_reported_as_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    refused = "echo 'bwrap: No permissions to create new namespace' >&2; exit 1"
+    monkeypatch.setattr(sandbox, "boundary_command", lambda *args: ["/bin/sh", "-c", refused])
+    result = run_sandboxed("def check():\n    return 1\n", "check")
+    assert result.status == "unavailable"
+    assert result.error == (
+        "the sandbox could not be set up (bwrap: No permissions to create new namespace); "
+        + sandbox.SETUP_HINT
+    )
+
+
+def test_a_long_error_message_is_cut_to_a_bounded_line() -> None:
+    result = run_sandboxed("def check():\n    raise ValueError('x' * 100_000)\n", "check")
+    assert result.status == "error"
+    assert result.error == "ValueError: " + "x" * (sandbox.MAX_ERROR_CHARS - 30) + " [error truncated]"
+    assert len(result.error) == sandbox.MAX_ERROR_CHARS
 
 
 @pytest.mark.parametrize(
@@ -356,64 +407,6 @@ def test_bad_names_in_the_job_are_errors_not_exceptions(kwargs: dict, error: str
 def test_a_payload_that_is_not_a_dict_is_a_caller_bug() -> None:
     with pytest.raises(TypeError, match="payload must be a dict"):
         run_sandboxed("def check():\n    return 1\n", "check", payload=[1])
-
-
-def _can_unshare() -> bool:
-    try:
-        return subprocess.run(["unshare", "--mount", "--net", "true"], capture_output=True).returncode == 0
-    except FileNotFoundError:
-        return False
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or not _can_unshare(), reason="the read-only mounts need root")
-def test_as_root_the_file_system_outside_the_scratch_is_read_only(
-    databases: dict[str, bytes], tmp_path: Path
-) -> None:
-    """Even with the SQL guard removed (the code can do that), ATTACH cannot create a file."""
-    target = tmp_path / "created.db"
-    code = """
-import sqlite3
-def check(final, path, **_):
-    final.set_authorizer(None)
-    final.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 10)
-    final.execute(f"ATTACH 'file:{path}?mode=rwc' AS other")
-    final.execute("CREATE TABLE other.t (x)")
-"""
-    result = run_sandboxed(code, "check", databases=databases, payload={"path": str(target)})
-    assert result.status == "error"
-    assert result.error.startswith("OperationalError: unable to open database")
-    assert not target.exists()
-
-
-def _world_readable_python() -> str | None:
-    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if os.path.exists(candidate):
-            probe = "import sys; print(sys.version_info >= (3, 11))"
-            if (
-                subprocess.run([candidate, "-c", probe], capture_output=True, text=True).stdout.strip()
-                == "True"
-            ):
-                return candidate
-    return None
-
-
-@pytest.mark.skipif(
-    os.geteuid() != 0 or _world_readable_python() is None, reason="needs root and a system Python >= 3.11"
-)
-def test_as_root_the_code_runs_as_nobody_when_the_interpreter_allows_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(sandbox, "PYTHON", _world_readable_python())
-    code = """
-import os
-def check():
-    try:
-        open("input.txt", "a")
-    except PermissionError as error:  # the kernel's, not the hook's: writing is allowed here
-        return [os.geteuid(), str(error)]
-"""
-    result = run_sandboxed(code, "check", files={"input.txt": b"data"})
-    assert (result.status, result.value) == ("ok", [65534, "[Errno 13] Permission denied: 'input.txt'"])
 
 
 async def test_the_async_variant_leaves_the_event_loop_free(databases: dict[str, bytes]) -> None:
