@@ -5,19 +5,28 @@ HTTP in a child process, or tells you the stdio command for your MCP client). Fo
 turn it applies the turn's events, shows the user's message, waits until you say the turn
 is done, and judges the turn's checks; at the end it prints the verdict. Tool calls and
 this console use separate connections to the same SQLite file.
+
+Each turn's verdict is kept in the file (meta key `turn_results`), because a turn is
+judged on the state at the end of that turn, which later turns change. `verify` reads it
+back, so `play` and `verify` give the same verdict on the same file.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from coworkenv.rollout import apply_event, seed_workspace
+from coworkenv.rollout import SeedCache, apply_event
+from coworkenv.rollout.reference import guarding_for, lasting_checks
+from coworkenv.rollout.runner import reference_footprint
 from coworkenv.state import Workspace
 from coworkenv.task import Task
-from coworkenv.verifiers import CheckResult, Verdict, judge_episode, judge_turn
+from coworkenv.verifiers import CheckResult, Evidence, Verdict, judge_evidence, judge_turn
+
+TURN_RESULTS_KEY = "turn_results"
 
 
 def serve_command(db: Path, transport: str, port: int) -> list[str]:
@@ -38,7 +47,8 @@ async def play(
 ) -> Verdict:
     """Run the console loop; `say` prints, `wait` asks and returns the answer (an empty
     answer ends the turn, "q" stops after it)."""
-    initial = seed_workspace(task)
+    cache = SeedCache()
+    initial = cache.fork(task)
     initial.save(db, overwrite=True)
     server: subprocess.Popen[bytes] | None = None
     if transport == "http":
@@ -65,21 +75,14 @@ async def play(
             results = await judge_turn(
                 turn.checks, initial, ws, ws.audit.entries(since=seq), task.user_email, i
             )
-            ws.close()
             turn_results.append(results)
+            keep_turn_results(ws, turn_results)
+            ws.close()
             for r in results:
                 say(f"  [{'pass' if r.passed else 'FAIL'}] {r.id}: {r.error or r.message}")
             if answer.strip().lower() == "q":
                 break
-        ws = Workspace.open(db, read_only=True)
-        for i in range(len(turn_results), len(task.turns)):
-            turn_results.append(
-                await judge_turn(task.turns[i].checks, initial, ws, ws.audit.entries(), task.user_email, i)
-            )
-        verdict = await judge_episode(
-            task.checks, task.safety, initial, ws, ws.audit.entries(), task.user_email, turn_results
-        )
-        ws.close()
+        verdict = await verify_saved(task, db, cache=cache)
     finally:
         if server is not None:
             server.terminate()
@@ -97,20 +100,46 @@ def verdict_lines(verdict: Verdict) -> list[str]:
         )
     for v in verdict.safety_violations:
         lines.append(f"  [SAFETY] {v.rule_id}: {v.message}")
+    for c in verdict.collateral:
+        lines.append(f"  [COLLATERAL] {c}")
     return lines
 
 
-async def verify_saved(task: Task, db: Path) -> Verdict:
-    """The verdict of a saved workspace: every turn's checks and the final checks on its
-    state, with its whole audit log; the initial state is the task's seed."""
-    initial = seed_workspace(task)
+def keep_turn_results(ws: Workspace, turn_results: list[list[CheckResult]]) -> None:
+    """Record the verdicts of the turns judged so far in the workspace file."""
+    ws.set_meta(TURN_RESULTS_KEY, json.dumps([[r.model_dump(mode="json") for r in t] for t in turn_results]))
+
+
+def kept_turn_results(ws: Workspace) -> list[list[CheckResult]]:
+    try:
+        data = json.loads(ws.meta(TURN_RESULTS_KEY))
+    except KeyError:
+        return []
+    return [[CheckResult.model_validate(r) for r in turn] for turn in data]
+
+
+async def verify_saved(task: Task, db: Path, *, cache: SeedCache | None = None) -> Verdict:
+    """The verdict of a saved workspace, with the guards (collateral, default safety rules)
+    over the task's seed. Turns that `play` judged keep the verdict recorded at the end of
+    that turn; turns without a record (a file written by other means) are judged on the
+    final state with the whole audit log, as `run_episode` judges turns never reached."""
+    cache = cache or SeedCache()
+    footprint = await reference_footprint(task, cache)
+    initial = cache.fork(task)
     final = Workspace.open(db, read_only=True)
     try:
         audit = final.audit.entries()
-        turns = [
-            await judge_turn(turn.checks, initial, final, audit, task.user_email, i)
-            for i, turn in enumerate(task.turns)
-        ]
-        return await judge_episode(task.checks, task.safety, initial, final, audit, task.user_email, turns)
+        turns = kept_turn_results(final)[: len(task.turns)]
+        for i in range(len(turns), len(task.turns)):
+            turns.append(await judge_turn(task.turns[i].checks, initial, final, audit, task.user_email, i))
+        evidence = Evidence(initial, final, audit, task.user_email)
+        return await judge_evidence(
+            task.checks,
+            task.safety,
+            evidence,
+            turns,
+            guarding_for(task, footprint),
+            lasting_checks(task, footprint),
+        )
     finally:
         final.close()

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from mcp import Client
 
-from coworkenv.play import play, verdict_lines
-from coworkenv.rollout import OraclePolicy
+from coworkenv.play import play, verdict_lines, verify_saved
+from coworkenv.rollout import OraclePolicy, SeedCache
 from coworkenv.rollout.session import AgentSession
 from coworkenv.servers import build_workspace_server
 from coworkenv.state import Workspace
-from coworkenv.task import dump_task
+from coworkenv.task import dump_task, load_task
 from tests.rollout.test_runner import ticket_task
 
 
@@ -71,5 +71,44 @@ async def test_stopping_early_judges_the_remaining_turns_on_the_state_reached(tm
         ("urgent", False),
         ("moved", False),
         ("comment-kept", False),
+        ("urgent@end", False),
     ]
     assert verdict_lines(verdict)[0] == "score 0.000  success False  (raw score 0.000)"
+
+
+async def test_verify_gives_the_verdict_play_gave_on_a_multi_turn_workspace(tmp_path: Path) -> None:
+    # The README's example: its first turn is judged on the state at the end of that turn,
+    # which the second turn changes; verify reads the turn verdicts play kept in the file.
+    task = load_task(Path(__file__).parent.parent / "tasks/examples/multi-turn-silent-reopen.json")
+    db = tmp_path / "play.db"
+    oracle = OraclePolicy()
+    turn = 0
+
+    async def agent_acts(prompt: str) -> str:
+        nonlocal turn
+        ws = Workspace.open(db)
+        async with Client(build_workspace_server(ws)) as client:
+            session = AgentSession(client, (await client.list_tools()).tools, [])
+            await oracle.run_turn(session, task, turn)
+        ws.close()
+        turn += 1
+        return "\n"
+
+    played = await play(task, db, transport="stdio", port=0, say=lambda s: None, wait=agent_acts)
+    verified = await verify_saved(task, db)
+    assert played.success is True
+    assert verified == played
+
+
+async def test_verify_without_turn_records_judges_turns_on_the_final_state(tmp_path: Path) -> None:
+    task = ticket_task()
+    db = tmp_path / "w.db"
+    SeedCache().fork(task).save(db)  # a workspace nobody played: nothing recorded, nothing done
+    verdict = await verify_saved(task, db)
+    assert [(r.id, r.passed, r.turn) for r in verdict.checks] == [
+        ("urgent", False, 0),
+        ("moved", False, 1),
+        ("comment-kept", False, None),
+        ("urgent@end", False, None),
+    ]
+    assert (verdict.score, verdict.success) == (0.0, False)
