@@ -1,13 +1,20 @@
 """The sandbox runs untrusted checks: exact values back, and every escape attempt reported as data."""
 
+import base64
 import dis
+import json
+import os
+import shutil
 import socket
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -16,7 +23,7 @@ import pytest
 from coworkenv.verifiers import _sandbox_boundary as boundary
 from coworkenv.verifiers import sandbox
 from coworkenv.verifiers._sandbox_child import make_guard
-from coworkenv.verifiers.sandbox import SandboxLimits, run_sandboxed, run_sandboxed_async
+from coworkenv.verifiers.sandbox import SandboxLimits, SandboxResult, run_sandboxed, run_sandboxed_async
 
 # The wall limit is generous so that the CPU limit is what fires, even on a busy machine;
 # no test asserts how long anything took (shared machines are noisy).
@@ -430,3 +437,315 @@ async def test_the_async_variant_leaves_the_event_loop_free(databases: dict[str,
             group.start_soon(sandboxed)
             group.start_soon(other_task)
     assert finished["other"] < finished["sandbox"]
+
+
+# The hostile battery: every escape reported against the earlier sandbox, run by the caller
+# (root in CI) and by an unprivileged user, with the audit hook in place and without it (to
+# show the OS boundary holds alone). Each case names its outcome exactly, and no case may let
+# the secret out or take the parent down.
+SECRET = "s3cr3t-7f1c-do-not-leak"
+SECRET_ENV = "COWORKENV_TEST_SECRET"
+WRAPPER = """
+def check(**kw):
+    try:
+        return attempt(kw)
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
+
+def attempt(kw):
+"""
+BLOCKED_READ = "reading is only allowed inside the scratch directory or the stdlib"
+
+
+def _body(text: str) -> str:
+    return "\n".join("    " + line for line in text.strip("\n").splitlines())
+
+
+# (name, body of attempt(kw), outcome with the hook, outcome without it or None where the
+# case is about the hook itself). Outcomes are (status, error) for "forbidden", else
+# (status, value); "{secret_path}" and friends are filled in per run.
+BATTERY: list[tuple[str, str, tuple[str, Any], tuple[str, Any] | None]] = [
+    (
+        "read-system-password-hashes",
+        "return open('/etc/shadow').read()",
+        ("forbidden", f"PermissionError: sandbox blocked open('/etc/shadow', 'r'): {BLOCKED_READ}"),
+        ("ok", "FileNotFoundError: [Errno 2] No such file or directory: '/etc/shadow'"),
+    ),
+    (
+        "read-a-root-only-file",
+        "return open(kw['secret_path']).read()",
+        ("forbidden", "PermissionError: sandbox blocked open('{secret_path}', 'r'): " + BLOCKED_READ),
+        ("ok", "FileNotFoundError: [Errno 2] No such file or directory: '{secret_path}'"),
+    ),
+    (
+        "switch-the-hook-off-through-the-traceback-frame-locals",
+        """
+try:
+    open('/etc/shadow')
+except PermissionError as error:
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    for value in tb.tb_frame.f_locals.values():
+        if isinstance(value, list):
+            value[:] = [True]
+return open(kw['secret_path']).read()
+""",
+        ("forbidden", f"PermissionError: sandbox blocked open('/etc/shadow', 'r'): {BLOCKED_READ}"),
+        ("ok", "FileNotFoundError: [Errno 2] No such file or directory: '/etc/shadow'"),
+    ),
+    (
+        "kill-the-parent",
+        """
+import os, signal
+os.kill(os.getppid(), signal.SIGKILL)
+os.kill(-1, signal.SIGKILL)
+return 'alive'
+""",
+        ("forbidden", "PermissionError: sandbox blocked os.kill: sending signals is not allowed"),
+        # Its parent is the namespace's init, which ignores it; beyond, nothing is in sight.
+        ("ok", "ProcessLookupError: [Errno 3] No such process"),
+    ),
+    (
+        "fork-an-orphan",
+        "import os\nreturn os.fork()",
+        ("forbidden", "PermissionError: sandbox blocked os.fork: starting processes is not allowed"),
+        ("ok", "BlockingIOError: [Errno 11] Resource temporarily unavailable"),
+    ),
+    (
+        "read-the-parent-environment-through-proc",
+        f"""
+import os
+pids = sorted(p for p in os.listdir('/proc') if p.isdigit())
+found = []
+for pid in pids:
+    try:
+        if b'{SECRET_ENV}' in open(f'/proc/{{pid}}/environ', 'rb').read():
+            found.append(pid)
+    except OSError:
+        pass
+return [pids, found]
+""",
+        (
+            "forbidden",
+            "PermissionError: sandbox blocked os.listdir('/proc'): only paths inside the scratch "
+            "directory or the stdlib are allowed",
+        ),
+        ("ok", [["1", "2"], []]),
+    ),
+    (
+        "write-outside-the-scratch",
+        "open(kw['canary_path'], 'w').write('x')\nreturn 'written'",
+        (
+            "forbidden",
+            "PermissionError: sandbox blocked open('{canary_path}', 'w'): "
+            "writing is only allowed inside the scratch directory",
+        ),
+        ("ok", "FileNotFoundError: [Errno 2] No such file or directory: '{canary_path}'"),
+    ),
+    (
+        "connect-to-a-loopback-port",
+        "import socket\nsocket.create_connection(('127.0.0.1', kw['port']), timeout=2)\nreturn 'connected'",
+        ("forbidden", "PermissionError: sandbox blocked socket.getaddrinfo: network access is not allowed"),
+        ("ok", "ConnectionRefusedError: [Errno 111] Connection refused"),  # its own loopback
+    ),
+    (
+        "load-posixsubprocess-through-an-extension-file-loader",
+        """
+import importlib.machinery, importlib.util, os, sys
+folder = [p for p in sys.path if p.endswith('lib-dynload')][0]
+path = os.path.join(folder, [f for f in os.listdir(folder) if f.startswith('_posixsubprocess')][0])
+loader = importlib.machinery.ExtensionFileLoader('x._posixsubprocess', path)
+loader.create_module(importlib.util.spec_from_loader('x._posixsubprocess', loader))
+return 'loaded'
+""",
+        ("forbidden", "PermissionError: sandbox blocked import of module 'x._posixsubprocess'"),
+        None,
+    ),
+    (
+        "bring-posix-back-with-create-builtin",
+        """
+import _imp, importlib.machinery, importlib.util
+_imp.create_builtin(importlib.util.spec_from_loader('posix', importlib.machinery.BuiltinImporter))
+return 'created'
+""",
+        (
+            "forbidden",
+            "PermissionError: sandbox blocked _imp.create_builtin: creating builtin modules is not allowed",
+        ),
+        ("ok", "ImportError: sandbox blocked creating the builtin module 'posix'"),
+    ),
+    (
+        "import-a-blocked-module-by-a-str-subclass",
+        "class Name(str):\n    pass\n__import__(Name('subprocess'))\nreturn 'imported'",
+        ("forbidden", "PermissionError: sandbox blocked import of module 'subprocess'"),
+        None,
+    ),
+    (
+        "attach-a-root-only-database-after-removing-the-authorizer",
+        """
+import sqlite3
+final = kw['final']
+final.set_authorizer(None)
+final.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 10)
+final.execute(f"ATTACH 'file:{kw['secret_db']}?mode=ro' AS other")
+return final.execute('SELECT * FROM other.secrets').fetchall()
+""",
+        ("ok", "OperationalError: unable to open database: file:{secret_db}?mode=ro"),
+        ("ok", "OperationalError: unable to open database: file:{secret_db}?mode=ro"),
+    ),
+    (
+        "vacuum-into-a-file-outside-the-scratch",
+        """
+import sqlite3
+final = kw['final']
+final.set_authorizer(None)
+final.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 10)
+final.execute(f"VACUUM INTO '{kw['canary_path']}'")
+return 'vacuumed'
+""",
+        ("ok", "OperationalError: unable to open database: {canary_path}"),
+        ("ok", "OperationalError: unable to open database: {canary_path}"),
+    ),
+    (
+        "clear-the-violations-list",
+        """
+import os, sys
+try:
+    os.system('true')
+except PermissionError:
+    pass
+frame = sys._getframe()
+while frame is not None:
+    for value in frame.f_locals.values():
+        if isinstance(value, list):
+            value.clear()
+    frame = frame.f_back
+return 'cleared'
+""",
+        ("forbidden", "PermissionError: sandbox blocked os.system: running shell commands is not allowed"),
+        ("ok", "cleared"),
+    ),
+]
+
+STAGE_FOR_NOBODY = (
+    'set -e; mount --bind "$1" /mnt; mount -t tmpfs -o mode=0755 coworkenv-test "$2"; '
+    'mkdir -p "$1"; mount --bind /mnt "$1"; shift 2; exec "$@"'
+)
+DRIVER = """
+import base64, json, sys
+from coworkenv.verifiers import sandbox
+job = json.loads(sys.stdin.read())
+sandbox.AUDIT_HOOK = job.pop("audit_hook")
+job["databases"] = {name: base64.b64decode(data) for name, data in job["databases"].items()}
+job["limits"] = sandbox.SandboxLimits(**job["limits"])
+print(sandbox.run_sandboxed(**job).model_dump_json())
+"""
+
+
+def _as_nobody_command() -> list[str] | str:
+    """The argv prefix that runs this interpreter as uid 65534, or why it cannot be done."""
+    if os.geteuid() != 0:
+        return "the tests already run as an unprivileged user"
+    tools = [shutil.which(name) for name in ("unshare", "setpriv")]
+    if None in tools or not os.path.isdir("/mnt"):
+        return "needs unshare and setpriv (util-linux) and a /mnt folder"
+    prefix = os.path.realpath(sys.base_prefix)
+    setpriv = [tools[1], "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    blocked = [p for p in Path(prefix).parents if not os.stat(p).st_mode & 0o001]
+    if not blocked:
+        return [*setpriv, sys.executable]
+    # The interpreter lies under a folder nobody cannot enter (/root): show it there anyway.
+    stage = [tools[0], "--mount", "--propagation", "private", "--", "/bin/sh", "-c", STAGE_FOR_NOBODY, "sh"]
+    return [*stage, prefix, str(blocked[-1]), *setpriv, sys.executable]
+
+
+Runner = Callable[..., SandboxResult]
+
+
+@pytest.fixture(params=["caller", "nobody"])
+def runner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Runner:
+    monkeypatch.setenv(SECRET_ENV, SECRET)
+    if request.param == "caller":
+
+        def run_here(code: str, *, audit_hook: bool, **kwargs: Any) -> SandboxResult:
+            monkeypatch.setattr(sandbox, "AUDIT_HOOK", audit_hook)
+            return run_sandboxed(code, "check", limits=FAST, **kwargs)
+
+        return run_here
+    command = _as_nobody_command()
+    if isinstance(command, str):
+        pytest.skip(command)
+
+    def run_as_nobody(code: str, *, audit_hook: bool, **kwargs: Any) -> SandboxResult:
+        databases = {k: base64.b64encode(v).decode() for k, v in kwargs.pop("databases", {}).items()}
+        job = {"code": code, "function": "check", "databases": databases, "audit_hook": audit_hook}
+        job |= {"limits": FAST.model_dump(), **kwargs}
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", SECRET_ENV: SECRET}
+        done = subprocess.run(
+            [*command, "-c", DRIVER],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr  # the parent survives every case
+        return SandboxResult.model_validate_json(done.stdout)
+
+    return run_as_nobody
+
+
+@pytest.fixture
+def secrets(tmp_path: Path) -> dict[str, str]:
+    os.chmod(tmp_path, 0o755)  # as for any project folder: only the files are private
+    secret_path = tmp_path / "secret.txt"
+    secret_path.write_text(SECRET)
+    secret_db = tmp_path / "secret.db"
+    with sqlite3.connect(secret_db) as connection:
+        connection.execute("CREATE TABLE secrets (value TEXT)")
+        connection.execute("INSERT INTO secrets VALUES (?)", (SECRET,))
+    connection.close()
+    for path in (secret_path, secret_db):
+        os.chmod(path, 0o600)
+    return {
+        "secret_path": str(secret_path),
+        "secret_db": str(secret_db),
+        "canary_path": str(tmp_path / "canary"),
+    }
+
+
+@pytest.mark.parametrize("audit_hook", [True, False], ids=["with-hook", "boundary-alone"])
+@pytest.mark.parametrize(
+    ("body", "hooked", "bare"), [case[1:] for case in BATTERY], ids=[c[0] for c in BATTERY]
+)
+def test_the_hostile_battery_gets_nothing_out(
+    runner: Runner,
+    audit_hook: bool,
+    body: str,
+    hooked: tuple[str, Any],
+    bare: tuple[str, Any] | None,
+    secrets: dict[str, str],
+    databases: dict[str, bytes],
+    listener: socket.socket,
+) -> None:
+    expected = hooked if audit_hook else bare
+    if expected is None:
+        pytest.skip("this escape is about the audit hook itself")
+    payload = {**secrets, "port": listener.getsockname()[1]}
+    result = runner(WRAPPER + _body(body), audit_hook=audit_hook, databases=databases, payload=payload)
+    status, outcome = expected
+    outcome = json.loads(
+        json.dumps(outcome)
+        .replace("{secret_path}", secrets["secret_path"])
+        .replace("{secret_db}", secrets["secret_db"])
+        .replace("{canary_path}", secrets["canary_path"])
+    )
+    if status == "forbidden":
+        assert (result.status, result.error, result.value) == (status, outcome, None)
+    else:
+        assert (result.status, result.value) == (status, outcome), result.error
+    assert SECRET not in result.model_dump_json()
+    assert not os.path.exists(secrets["canary_path"])
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nobody connected
