@@ -4,15 +4,26 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench clean sandbox-tools
 
-$(STAMP): pyproject.toml
+# Python checks run under bubblewrap (docs/sandbox.md); without it they fail closed.
+sandbox-tools:
+	@if ! command -v bwrap >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+		else \
+			echo "The sandbox needs bubblewrap (Debian package bubblewrap): run 'sudo apt-get install bubblewrap'." >&2; \
+			echo "Until then every Python check reports status 'unavailable'." >&2; \
+		fi; \
+	fi
+
+$(STAMP): pyproject.toml | sandbox-tools
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) sandbox-tools
 	$(BIN)/coworkenv demo
 
 test: lint typecheck pytest
@@ -29,7 +40,7 @@ typecheck: $(STAMP)
 	for d in state servers verifiers rollout synth; do ln -s ../../$$d .typecheck/coworkenv/$$d; done
 	MYPYPATH=.typecheck $(BIN)/mypy -p coworkenv
 
-pytest: $(STAMP)
+pytest: $(STAMP) sandbox-tools
 	$(BIN)/pytest
 
 bench: $(STAMP)
