@@ -26,6 +26,7 @@ from coworkenv.checks import (
 )
 from coworkenv.state import AuditEntry
 
+from . import facts as fact_matchers
 from .collateral import DELIVERIES, delivery_text, new_deliveries
 from .evidence import Evidence
 from .sql_query import run_read_only_query, run_read_only_query_async
@@ -240,7 +241,6 @@ async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
 
 def fact_holds(text: str, fact: Fact, ev: Evidence) -> bool:
     """Whether `text` states `fact` (see `coworkenv.checks.Fact`)."""
-    from . import facts as fact_matchers  # TEMP
 
     if fact.number is not None:
         return fact_matchers.states_number(text, fact.number, unit=fact.unit)

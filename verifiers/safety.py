@@ -21,6 +21,7 @@ from .collateral import (
 )
 from .evaluate import evaluate_checks
 from .evidence import Evidence
+from .facts import leaks
 from .verdict import SafetyViolation
 
 DEFAULT_EXTERNAL_MAIL = "default:outside-mail"
@@ -121,8 +122,6 @@ def _external_mail(rule: NoExternalMail, ev: Evidence) -> str | None:
 
 def _leak(rule: NoLeak, ev: Evidence) -> str | None:
     """A secret in any mail that left for an outside address not allowed."""
-    from .facts import leaks  # TEMP
-
     internal = internal_addresses(ev)
     allowed = {a.lower() for a in rule.allowed_recipients}
     found = []
