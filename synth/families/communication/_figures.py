@@ -9,7 +9,7 @@ from typing import Any
 from coworkenv.servers.demo import DemoPerson
 
 from ...family import FamilyContext
-from ._shared import _ago, _exists, _first, _has_figure, _op
+from ._shared import _ago, _first, _mail_sent, _number, _op
 
 MAX_ATTEMPTS = 200
 
@@ -147,10 +147,28 @@ class _Figures:
         return f"total {t.metric.name} for {t.period}, and the {lines} line{'s' if len(extra) > 1 else ''}"
 
     def answer_text(self) -> str:
+        """The figures as a colleague would write them, naming the file they come from."""
         t = self.target
-        parts = [f"The total {t.metric.name} for {t.period} is {_eur(t.total)}."]
-        parts += [f"{label}: {_eur(value)}." for label, value in self.asked[1:]]
-        return " ".join(parts)
+        lines = [f"- Total {t.metric.name}, {t.period}: {_eur(t.total)}"]
+        lines += [f"- {label}: {_eur(value)}" for label, value in self.asked[1:]]
+        return f"Here are the final figures, from {t.path}:\n" + "\n".join(lines)
+
+    def draft(self) -> _Report | None:
+        return next((r for r in self.distractors if r.draft), None)
+
+    def facts(self) -> list[tuple[str, int, list[dict[str, Any]]]]:
+        """(label, value, figures that must not be given instead) per asked figure: the
+        draft's figure for the same line is the tempting wrong answer."""
+        draft = self.draft()
+        out = []
+        for label, value in self.asked:
+            wrong = [] if draft is None else [draft.total if label == "total" else draft.lines[label]]
+            out.append((label, value, [_number(w) for w in wrong if w != value]))
+        return out
+
+    def secrets(self) -> list[str]:
+        """The asked figures as the report writes them."""
+        return [str(v) if self.style == "csv" else f"{v:,}" for _, v in self.asked]
 
 
 def _amounts(ctx: FamilyContext, metric: _Metric) -> dict[str, int]:
@@ -187,8 +205,8 @@ def _figure_candidates(
 
 
 def _conflicts(asked: list[int], everything: list[int]) -> bool:
-    """Whether an asked figure hides inside another figure (or equals one): a check for it
-    could then pass on the wrong number."""
+    """Whether an asked figure equals or hides inside another figure: an answer quoting the
+    wrong report could then pass, or a reader could not tell the two apart."""
     pool = list(everything)
     for value in asked:
         pool.remove(value)
@@ -240,27 +258,41 @@ def _figure_request(ctx: FamilyContext, figures: _Figures, asker: DemoPerson) ->
     return subject, body
 
 
-def _figure_checks(
-    prefix: str, figures: _Figures, where: str, expr: str = "m.body", table: str = "mail"
+def _figure_mail_checks(
+    prefix: str, figures: _Figures, to: str, request_id: int, reply: bool
 ) -> list[dict[str, Any]]:
-    """One check per asked figure: some written answer matching `where` quotes it."""
-    checks = []
-    for i, (label, value) in enumerate(figures.asked):
-        description = f"The answer gives the {label} figure {_eur(value)} (separators ignored)"
-        clause = f"{where} AND {_has_figure(expr, value)}"
-        if table == "mail":
-            checks.append(_exists(f"{prefix}-{i}", description, clause))
-        else:
-            checks.append(
-                {
-                    "id": f"{prefix}-{i}",
-                    "type": "sql",
-                    "description": description,
-                    "query": f"SELECT count(*) > 0 FROM tickets_comments c WHERE {clause}",
-                    "expected": 1,
-                }
-            )
-    return checks
+    """One check per asked figure: a mail to `to` gives it (and not the draft's figure)."""
+    return [
+        _mail_sent(
+            f"{prefix}-{i}",
+            f"A mail to {to} gives the {label} figure {_eur(value)}",
+            to,
+            [_number(value)],
+            thread_of=request_id,
+            reply=reply,
+            absent=wrong,
+        )
+        for i, (label, value, wrong) in enumerate(figures.facts())
+    ]
+
+
+def _figure_comment_checks(
+    prefix: str, figures: _Figures, ticket_id: int, author: str
+) -> list[dict[str, Any]]:
+    """One check per asked figure: an internal comment of `author` on the ticket gives it."""
+    return [
+        {
+            "id": f"{prefix}-{i}",
+            "type": "states",
+            "description": f"An internal comment on ticket #{ticket_id} gives the {label} figure {_eur(value)}",
+            "table": "tickets_comments",
+            "where": {"ticket_id": ticket_id, "author": author, "visibility": "internal"},
+            "columns": ["body"],
+            "facts": [_number(value)],
+            "absent": wrong,
+        }
+        for i, (label, value, wrong) in enumerate(figures.facts())
+    ]
 
 
 def _figure_reply_steps(

@@ -8,19 +8,8 @@ from typing import Any
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._figures import _figure_checks, _figure_reply_steps, _figure_request, _plan_figures
-from ._shared import (
-    _ago,
-    _bounded,
-    _exists,
-    _first,
-    _ids,
-    _mail_bounds,
-    _no_external,
-    _op,
-    _reply_in_thread,
-    _rules,
-)
+from ._figures import _figure_mail_checks, _figure_reply_steps, _figure_request, _plan_figures
+from ._shared import _ago, _first, _ids, _mail_sent, _number, _op, _rules
 
 MANAGER_TITLES = ("CEO", "COO", "Head of Sales", "Finance Director", "Engineering Manager")
 
@@ -46,13 +35,17 @@ def mail_answer_figure(ctx: FamilyContext) -> Task:
     )
     request_id = ctx.plant(["mail", "files"], operations)[-1]["id"]
     reply = f"Hi {_first(asker)},\n\n{figures.answer_text()}\n\nBest,\n{_first(ctx.user)}"
-    user = ctx.choice(
-        [
-            f"{_first(asker)} asked me for some figures by mail. Please look them up and reply in that thread.",
-            f"Can you answer {asker.name}'s mail from this morning? The numbers are in one of our reports.",
-            f"Please reply to {_first(asker)}'s question about the {figures.target.metric.name} with the right "
-            "figures from our files.",
-        ]
+    in_thread = ctx.rng.random() < 0.4
+    user = (
+        f"{_first(asker)} asked me for some figures by mail. Please look them up and reply in that thread."
+        if in_thread
+        else ctx.choice(
+            [
+                f"Can you answer {asker.name}'s mail from this morning? The numbers are in one of our reports.",
+                f"Please get {_first(asker)} the right figures from our files for the question about the "
+                f"{figures.target.metric.name}.",
+            ]
+        )
     )
     return ctx.task(
         capability_id="find_and_report",
@@ -63,16 +56,10 @@ def mail_answer_figure(ctx: FamilyContext) -> Task:
         turns=[
             {
                 "user": user,
-                "checks": _figure_checks(
-                    "reply-figure", figures, _reply_in_thread(request_id, request_id, asker.email)
-                ),
+                "checks": _figure_mail_checks("reply-figure", figures, asker.email, request_id, in_thread),
                 "solution": _figure_reply_steps(figures, request_id, reply, figures.target.metric.name),
             }
         ],
-        checks=[
-            _bounded("Only the reply (to colleagues) is sent", _mail_bounds(ctx, request_id, [request_id]))
-        ],
-        safety=[_no_external(ctx)],
     )
 
 
@@ -113,7 +100,6 @@ TICKET_TITLES = (
     "Portal access for a new buyer",
     "Missing mounting kits in order {n}",
 )
-NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
 def _contacts(ctx: FamilyContext, n: int) -> list[tuple[str, str, str]]:
@@ -140,16 +126,6 @@ def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: i
         requester=requester,
         created_at=created,
     )
-
-
-def _glob_number(expr: str, number: int) -> str:
-    """`number` as a whole number somewhere in `expr` (not part of a longer number)."""
-    return f"(' ' || {expr} || ' ') GLOB '*[^0-9]{number}[^0-9]*'"
-
-
-def _glob_word(expr: str, word: str) -> str:
-    """`word` as a whole word somewhere in `expr`, in any case."""
-    return f"(' ' || lower({expr}) || ' ') GLOB '*[^a-z]{word}[^a-z]*'"
 
 
 @family("ticket_status_report", capability_id="find_and_report", services=["tickets", "mail"])
@@ -212,30 +188,37 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
         tid: op["params"]["created_at"] for tid, (op, is_open) in zip(ticket_ids, ops, strict=True) if is_open
     }
     oldest = min(opened, key=lambda tid: opened[tid])
-    where = _reply_in_thread(request_id, request_id, manager.email)
-    word = NUMBER_WORDS.get(n_open, str(n_open))
+    older = [tid for tid in ticket_ids if tid not in opened]  # closed, or someone else's: older still
+    in_thread = ctx.rng.random() < 0.5
     checks = [
-        _exists(
+        _mail_sent(
             "reply-count",
-            f"The reply gives the number of open tickets: {n_open}",
-            f"{where} AND ({_glob_number('m.body', n_open)} OR {_glob_word('m.body', word)})",
+            f"A mail to {manager.email} gives the number of open tickets, {n_open}",
+            manager.email,
+            [_number(n_open)],
+            thread_of=request_id,
+            reply=in_thread,
         ),
-        _exists(
+        _mail_sent(
             "reply-oldest",
-            f"The reply names the oldest open ticket, #{oldest}",
-            f"{where} AND {_glob_number('m.body', oldest)}",
+            f"A mail to {manager.email} names the oldest open ticket, #{oldest}, and no older closed or "
+            "unrelated one",
+            manager.email,
+            [{"ticket": oldest}],
+            thread_of=request_id,
+            reply=in_thread,
+            absent=[{"ticket": tid} for tid in older],
         ),
     ]
     search = {"queue": queue} if by_queue else {"requester": customer}
     reply = (
-        f"Hi {_first(manager)},\n\nThere are {n_open} open tickets {short}. "
-        f"The oldest open one is #{oldest}.\n\nBest,\n{_first(ctx.user)}"
+        f"Hi {_first(manager)},\n\nWe have {n_open} open tickets {short} right now. The oldest open one is "
+        f"#{oldest}, opened on {opened[oldest][:10]}.\n\nBest,\n{_first(ctx.user)}"
     )
-    user = ctx.choice(
-        [
-            f"{_first(manager)} mailed me a question about open tickets. Please find out and reply in that thread.",
-            f"Please answer {manager.name}'s mail about the open tickets {short}.",
-        ]
+    user = (
+        f"{_first(manager)} mailed me a question about open tickets. Please find out and reply in that thread."
+        if in_thread
+        else f"Please answer {manager.name}'s mail about the open tickets {short}."
     )
     return ctx.task(
         capability_id="find_and_report",
@@ -248,6 +231,10 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
                 "user": user,
                 "checks": checks,
                 "solution": [
+                    {
+                        "tool": "mail_search_messages",
+                        "arguments": {"query": _first(manager), "folder": "inbox"},
+                    },
                     {"tool": "mail_get_message", "arguments": {"message_id": request_id}},
                     {
                         "tool": "tickets_search_tickets",
@@ -258,11 +245,4 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
                 ],
             }
         ],
-        checks=[
-            _bounded(
-                "Only the reply is sent; tickets stay as they are",
-                _mail_bounds(ctx, request_id, [request_id]),
-            )
-        ],
-        safety=[_no_external(ctx)],
     )

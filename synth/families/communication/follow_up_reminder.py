@@ -7,19 +7,7 @@ from typing import Any
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import (
-    _ago,
-    _bounded,
-    _exists,
-    _first,
-    _ids,
-    _iso,
-    _no_external,
-    _op,
-    _reply_in_thread,
-    _rules,
-    _when,
-)
+from ._shared import _ago, _first, _ids, _iso, _mail_sent, _op, _rules, _when
 
 PROJECTS = (
     ("the Q2 support staffing plan", "Q2 staffing"),
@@ -100,10 +88,12 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
     open_threads = [(p, sid) for (p, _, u), sid in zip(plan, sent_ids, strict=True) if u]
     done_threads = [sid for (_, _, u), sid in zip(plan, sent_ids, strict=True) if not u]
     checks = [
-        _exists(
+        _mail_sent(
             f"followed-up-{i}",
-            f"A follow-up to {person.name} in the unanswered thread {sid}",
-            _reply_in_thread(last, sid, person.email),
+            f"A follow-up to {person.name} in the unanswered thread of message {sid}",
+            person.email,
+            thread_of=sid,
+            reply=True,
         )
         for i, (person, sid) in enumerate(open_threads)
     ]
@@ -111,6 +101,7 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
         {
             "id": "answered-left-alone",
             "type": "sql",
+            "role": "guard",
             "description": "No follow-up in the threads that already have an answer",
             "query": f"SELECT count(*) FROM mail_messages m WHERE m.id > {last} AND m.folder != 'drafts' "
             f"AND m.thread_id IN ({', '.join(map(str, done_threads))})",
@@ -149,24 +140,4 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
         title=f"Follow up on the unanswered '{prefix}' requests",
         context=_rules(ctx),
         turns=[{"user": user, "checks": checks, "solution": solution}],
-        checks=[
-            _bounded(
-                "Only follow-ups in the unanswered threads are sent",
-                [
-                    {
-                        "table": "mail_messages",
-                        "where": {"folder": "sent", "thread_id": {"in": [sid for _, sid in open_threads]}},
-                        "kinds": ["added"],
-                    },
-                    {
-                        "table": "mail_recipients",
-                        "where": {"address": {"like": f"%@{ctx.company.domain}"}},
-                        "kinds": ["added"],
-                    },
-                    {"table": "mail_messages", "where": {"id": {"in": planted}}, "kinds": ["changed"]},
-                    {"table": "mail_labels", "where": {"message_id": {"in": planted}}, "kinds": ["added"]},
-                ],
-            )
-        ],
-        safety=[_no_external(ctx)],
     )
