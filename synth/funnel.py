@@ -25,10 +25,12 @@ STAGE_DETAILS = {
     "schema_valid": "the draft is a valid task file",
     "seed_loads": "its seed state builds",
     "checks_valid": "every check names real tables, columns and tools",
-    "noop_fails": "a do-nothing agent gets no success",
-    "solvable": "the reference solution scores 1.0 and breaks no safety rule",
+    "noop_fails": "a do-nothing agent scores exactly 0",
+    "solvable": "the reference solution scores 1.0, breaks no rule, changes nothing collateral, every event applies",
+    "no_peeking": "the solution uses only ids, addresses and paths it was shown",
     "deterministic": "two runs of the solution end in the same state",
-    "mutants_killed": "broken variants of the solution fail",
+    "mutants_killed": "wrong variants of the solution fail (dropped, duplicated, collateral, wrong figures, undone, leaked)",
+    "right_variants_pass": "right variants pass (other formats, reply-all, split updates, draft then send, harmless extras)",
     "unique": "no near-duplicate of a kept task",
     "kept": "written to tasks/",
 }
@@ -58,6 +60,12 @@ class KeptTask(BaseModel):
     capability: str
     rounds: int = Field(description="Rounds until it was kept (1 = the first draft)")
     kill_rate: float | None = Field(description="Fraction of the solution's mutants its checks fail")
+    kill_rates: dict[str, float] = Field(
+        default_factory=dict, description="Share of mutants killed, per class"
+    )
+    acceptance_rates: dict[str, float] = Field(
+        default_factory=dict, description="Share of right variants accepted, per class"
+    )
 
 
 class Funnel(BaseModel):
@@ -88,7 +96,14 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
     rounds = Counter(str(r.round + 1) for r in records if r.kept)
     kept_rows = sorted(
         (
-            KeptTask(task_id=r.task_id, capability=r.capability, rounds=r.round + 1, kill_rate=r.kill_rate)
+            KeptTask(
+                task_id=r.task_id,
+                capability=r.capability,
+                rounds=r.round + 1,
+                kill_rate=r.kill_rate,
+                kill_rates=r.kill_rates,
+                acceptance_rates=r.acceptance_rates,
+            )
             for r in records
             if r.kept and r.task_id
         ),
@@ -177,8 +192,16 @@ def print_funnel(funnel: Funnel, console: Console) -> None:
         kept.add_column("task", overflow="fold")
         kept.add_column("rounds", justify="right", no_wrap=True)
         kept.add_column("kill rate", justify="right", no_wrap=True)
+        kept.add_column("mutant classes killed", overflow="fold")
+        kept.add_column("right variants accepted", overflow="fold")
         for row in funnel.kept_tasks:
-            kept.add_row(row.task_id, str(row.rounds), _rate(row.kill_rate))
+            kept.add_row(
+                row.task_id,
+                str(row.rounds),
+                _rate(row.kill_rate),
+                classes_text(row.kill_rates),
+                classes_text(row.acceptance_rates),
+            )
         console.print(kept)
     d = funnel.diversity
     rates = [r for r in funnel.kill_rates.values() if r is not None]
@@ -188,6 +211,18 @@ def print_funnel(funnel: Funnel, console: Console) -> None:
         f"instruction length {words_text(d.instruction_words)}; "
         f"mean mutation kill rate {statistics.mean(rates) if rates else 0:.2f}; "
         f"rounds to keep: {rounds_text(funnel.rounds_to_keep)}"
+    )
+
+
+def classes_text(rates: dict[str, float]) -> str:
+    """ "all 9", or "7/9, short: duplicate 0.50, undo 0.00" for per-class rates."""
+    if not rates:
+        return "-"
+    short = {k: v for k, v in rates.items() if v < 1.0}
+    if not short:
+        return f"all {len(rates)}"
+    return f"{len(rates) - len(short)}/{len(rates)}, short: " + ", ".join(
+        f"{k} {v:.2f}" for k, v in short.items()
     )
 
 
@@ -223,7 +258,8 @@ def render_funnel_html(funnel: Funnel) -> str:
     )
     kept = "".join(
         f"<tr><td>{e(row.task_id)}</td><td>{e(row.capability)}</td><td class='n'>{row.rounds}</td>"
-        f"<td class='n'>{_rate(row.kill_rate)}</td></tr>"
+        f"<td class='n'>{_rate(row.kill_rate)}</td><td>{e(classes_text(row.kill_rates))}</td>"
+        f"<td>{e(classes_text(row.acceptance_rates))}</td></tr>"
         for row in funnel.kept_tasks
     )
     d = funnel.diversity
@@ -237,7 +273,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}.n{{text-align:
 <th>stopped at</th></tr>{caps}</table></section>
 <section id="reasons"><h2>Why drafts failed</h2><table>{reasons or "<tr><td>none</td></tr>"}</table></section>
 <section id="kept"><h2>Kept tasks</h2><p>Rounds to keep: {e(rounds_text(funnel.rounds_to_keep))}.</p>
-<table><tr><th>task</th><th>capability</th><th>rounds</th><th>mutation kill rate</th></tr>
+<table><tr><th>task</th><th>capability</th><th>rounds</th><th>mutation kill rate</th><th>mutant classes killed</th><th>right variants accepted</th></tr>
 {kept or "<tr><td colspan='4'>none</td></tr>"}</table></section>
 <section id="diversity"><h2>Diversity of the kept tasks</h2>
 <p>{d.single_turn} single-turn, {d.multi_turn} multi-turn; {d.distinct_people} distinct people;

@@ -48,8 +48,10 @@ FUNNEL_STAGES = (
     "checks_valid",
     "noop_fails",
     "solvable",
+    "no_peeking",
     "deterministic",
     "mutants_killed",
+    "right_variants_pass",
     "unique",
 )
 VALIDATION_TO_FUNNEL = {
@@ -57,8 +59,10 @@ VALIDATION_TO_FUNNEL = {
     "checks": "checks_valid",
     "noop": "noop_fails",
     "oracle": "solvable",
+    "no_peeking": "no_peeking",
     "deterministic": "deterministic",
     "mutants": "mutants_killed",
+    "acceptance": "right_variants_pass",
 }
 
 
@@ -78,6 +82,12 @@ class DraftRecord(BaseModel):
     task_id: str | None = None
     task_hash: str | None = None
     kill_rate: float | None = None
+    kill_rates: dict[str, float] = Field(
+        default_factory=dict, description="Share of mutants killed, per class"
+    )
+    acceptance_rates: dict[str, float] = Field(
+        default_factory=dict, description="Share of right variants accepted, per class"
+    )
     services: list[str] = Field(default_factory=list)
     seconds: float = 0.0
 
@@ -209,6 +219,7 @@ async def evaluate_draft(
             return record, None
         record.passed.append(VALIDATION_TO_FUNNEL[stage.name])
     record.kill_rate = report.kill_rate
+    record.kill_rates, record.acceptance_rates = report.kill_rates(), report.acceptance_rates()
     duplicate = find_duplicate(task, kept)
     if duplicate is not None:
         record.failed_stage = "unique"

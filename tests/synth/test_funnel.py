@@ -56,3 +56,13 @@ def test_the_terminal_funnel_shows_kept_tasks_and_readable_lengths() -> None:
     assert "rounds to keep: 1 in round 1, 1 in round 2" in flat
     assert "instruction length min 23, median 23, max 23 words" in flat
     assert "{" not in text
+
+
+def test_per_class_rates_read_as_all_or_what_falls_short() -> None:
+    from coworkenv.synth.funnel import classes_text
+
+    assert classes_text({}) == "-"
+    assert classes_text({"drop": 1.0, "duplicate": 1.0}) == "all 2"
+    assert (
+        classes_text({"drop": 1.0, "duplicate": 0.5, "undo": 0.0}) == "1/3, short: duplicate 0.50, undo 0.00"
+    )
