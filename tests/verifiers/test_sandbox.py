@@ -359,6 +359,18 @@ def check():
     )
 
 
+@pytest.mark.skipif(boundary.seccomp_filter() is None, reason="no seccomp filter for this architecture")
+def test_the_code_runs_without_capabilities_under_a_seccomp_filter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "AUDIT_HOOK", False)
+    code = """
+def check():
+    keys = ("CapEff", "NoNewPrivs", "Seccomp")
+    return [line.split()[1] for line in open("/proc/self/status") if line.split(":")[0] in keys]
+"""
+    result = run_sandboxed(code, "check")
+    assert (result.status, result.value) == ("ok", ["0000000000000000", "1", "2"])
+
+
 def test_without_bubblewrap_nothing_runs_and_the_error_names_the_package(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
