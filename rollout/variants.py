@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any, Literal
 
 from coworkenv.checks import Fact, MailSent, NoLeak, StatesFacts
@@ -31,7 +32,7 @@ Side = Literal["reject", "accept"]
 
 FREE_TEXT = ("body", "content", "note", "description", "subject", "title")
 OUTSIDER = "someone@outside-partner.example"
-NUMBER = re.compile(r"(?<![\w.,/:-])\d+(?:[.,]\d+)?(?![\w/:-]|[.,]\d)")
+NUMBER = re.compile(r"(?<![\w.,/:#-])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![\w/:-]|[.,]\d)")
 
 
 @dataclass(frozen=True)
@@ -141,24 +142,21 @@ def _step_mutants(task: Task, i: int, j: int) -> list[Variant]:
         )
     for name in FREE_TEXT:
         text = step.arguments.get(name)
-        if isinstance(text, str) and NUMBER.search(text):
-            for label, wrong in (
-                ("x10", lambda d: d * 10),
-                ("/100", lambda d: d / 100),
-                ("+1", lambda d: d + 1),
-            ):
-                bad = NUMBER.sub(lambda m, f=wrong: _number_text(f(float(m.group().replace(",", ".")))), text)
-                if bad != text:
-                    changed = step.model_copy(update={"arguments": {**step.arguments, name: bad}})
-                    out.append(
-                        Variant(
-                            "reject",
-                            "wrong_figure",
-                            f"figures {label} in {where} {name}",
-                            _replace(task, i, j, changed),
-                            (i, j),
-                        )
+        if not isinstance(text, str):
+            continue
+        for label, factor, offset in (("x10", 10, 0), ("/100", Decimal("0.01"), 0), ("+1", 1, 1)):
+            bad = wrong_figures(text, factor, offset)
+            if bad != text:
+                changed = step.model_copy(update={"arguments": {**step.arguments, name: bad}})
+                out.append(
+                    Variant(
+                        "reject",
+                        "wrong_figure",
+                        f"figures {label} in {where} {name}",
+                        _replace(task, i, j, changed),
+                        (i, j),
                     )
+                )
     content = step.arguments.get("content")
     if step.tool == "files_write_file" and isinstance(content, str):
         stuffed = " ".join(looked_for(task)) or "x"
@@ -187,8 +185,19 @@ def _step_mutants(task: Task, i: int, j: int) -> list[Variant]:
     return out
 
 
-def _number_text(value: float) -> str:
-    return str(int(value)) if value == int(value) else f"{value:.4g}"
+def wrong_figures(text: str, factor: int | Decimal, offset: int) -> str:
+    """Every figure of the text (not years, times or ids) multiplied by `factor` plus `offset`."""
+
+    def wrong(match: re.Match[str]) -> str:
+        token = match.group()
+        if re.fullmatch(r"(19|20)\d\d", token):
+            return token  # a year, not a figure
+        grouped = re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", token)
+        value = Decimal(token.replace(",", "") if grouped else token.replace(",", "."))
+        new = value * factor + offset
+        return f"{new:,}" if grouped else str(new.normalize() if new != new.to_integral() else int(new))
+
+    return NUMBER.sub(wrong, text)
 
 
 def _vandalise(step: SolutionStep) -> SolutionStep | None:
@@ -600,7 +609,7 @@ def _split_update(step: SolutionStep) -> tuple[SolutionStep, SolutionStep] | Non
 
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b(?!T)")
 _HHMM = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(?!\s*(?:am|pm|a\.m|p\.m))", re.I)
-_TICKET = re.compile(r"#(\d+)\b")
+_TICKET = re.compile(r"(?:\b[Tt]icket\s+)?#(\d+)\b")
 _BIG = re.compile(r"(?<![\w.,/:-])(\d{5,})(?![\w/:-]|[.,]\d)")
 MONTHS = [
     "January",
