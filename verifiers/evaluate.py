@@ -220,7 +220,7 @@ def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
 
 
 async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
-    from .sandbox import SandboxLimits, run_sandboxed_async  # the sandbox starts a process: only when needed
+    from .sandbox import MAX_ERROR_CHARS, SandboxLimits, run_sandboxed_async  # imported only when needed
 
     result = await run_sandboxed_async(
         check.code,
@@ -235,7 +235,7 @@ async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
     if isinstance(value, bool):
         return value, "python check returned " + str(value)
     if isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
-        return value[0], str(value[1])
+        return value[0], str(value[1])[:MAX_ERROR_CHARS]  # a check's words are bounded like its errors
     raise TypeError(f"check() must return a bool or (bool, message), not {value!r}")
 
 

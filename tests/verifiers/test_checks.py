@@ -1016,3 +1016,10 @@ async def test_a_broken_check_does_not_stop_the_others(initial: Workspace, final
     ]
     results = await evaluate_checks(checks, Evidence(initial, final, [], ME))
     assert [(r.id, r.passed, r.error is None) for r in results] == [("a", False, False), ("b", True, True)]
+
+
+async def test_a_python_checks_message_is_bounded(initial: Workspace, final: Workspace) -> None:
+    # A check could try to carry file contents out in its message; records keep at most 2,000 characters.
+    code = "def check(initial, final, audit):\n    return (True, 'x' * 100000)\n"
+    result = await evaluate({"type": "python", "id": "loud", "code": code}, initial, final)
+    assert (result.passed, result.message, result.error) == (True, "x" * 2000, None)
