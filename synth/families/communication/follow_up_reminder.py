@@ -18,7 +18,7 @@ PROJECTS = (
 )
 ASKS = (
     "your team's availability in April",
-    "your input on section 3 of the draft",
+    "your input on the scope section of the draft",
     "the updated headcount numbers",
     "your sign-off on the draft",
     "feedback on the escalation matrix",
