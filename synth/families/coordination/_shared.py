@@ -1,6 +1,6 @@
 """Helpers several coordination families share: planting on the demo workspace and retrying,
-how people and days are written, check and solution-step builders, and calendar planning
-(meeting days, colleagues whose working hours overlap, events).
+how people and days are written, check, fact and solution-step builders, and calendar
+planning (meeting days, colleagues whose working hours overlap, events).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ Json = dict[str, Any]
 ATTEMPTS = 80
 PREFIXES = {"Dr.", "Mr.", "Mrs.", "Ms.", "Miss", "Mx."}
 SUFFIXES = {"MD", "DDS", "PhD", "DVM", "Jr.", "Sr.", "II", "III", "IV", "V"}
-NO_DELETE = [{"id": "no-delete", "type": "no_deletion"}]
 
 
 # -- planting, wording and checks ----------------------------------------------------------------
@@ -84,12 +83,45 @@ def _step(tool: str, step_id: str | None = None, **arguments: Any) -> Json:
     return {"tool": tool, "arguments": arguments, **({"id": step_id} if step_id else {})}
 
 
-def _allow(table: str, where: Json | None = None, *kinds: str) -> Json:
-    return {"table": table, "where": where or {}, **({"kinds": list(kinds)} if kinds else {})}
+def _guard(check: Json) -> Json:
+    """The check as a guard: it must hold, but passing it earns nothing (it holds on the seed)."""
+    return {**check, "role": "guard"}
 
 
-def _bounded(check_id: str, *allowed: Json) -> list[Json]:
-    return [{"id": check_id, "type": "bounded_diff", "allowed": list(allowed)}]
+def _states(
+    check_id: str,
+    description: str,
+    table: str,
+    where: Json,
+    columns: list[str],
+    facts: list[Json],
+    absent: Sequence[Json] = (),
+) -> Json:
+    """A `states` check: some row matching `where` states `facts` (and none of `absent`)."""
+    fields: Json = {"table": table, "where": where, "columns": columns, "facts": facts}
+    return _check(check_id, "states", description, **fields, **({"absent": list(absent)} if absent else {}))
+
+
+def _mail_sent(
+    check_id: str,
+    description: str,
+    to: Sequence[str],
+    facts: Sequence[Json] = (),
+    absent: Sequence[Json] = (),
+) -> Json:
+    """A `mail_sent` check: the user sent a mail to `to` (to or cc) stating `facts`, by any route."""
+    fields: Json = {"to": list(to), "facts": list(facts), **({"absent": list(absent)} if absent else {})}
+    return _check(check_id, "mail_sent", description, **fields)
+
+
+def _person(p: DemoPerson) -> Json:
+    return {"person": p.email, "name": p.name}
+
+
+def _time(at: datetime, *zones: str) -> Json:
+    """A time fact: `at` as a wall-clock time in a zone the text names or one of `zones`
+    (the user's first)."""
+    return {"time": format_time(at), "zones": list(dict.fromkeys(zones))}
 
 
 # -- calendar planning ---------------------------------------------------------------------------

@@ -14,22 +14,17 @@ from coworkenv.task import Task
 
 from ...family import FamilyContext, family
 from ._shared import (
-    NO_DELETE,
     Json,
-    _allow,
-    _bounded,
-    _check,
     _core_name,
     _day_text,
     _event,
     _first,
-    _max_id,
+    _guard,
     _next_day,
+    _person,
     _python,
-    _q,
-    _sql,
+    _states,
     _step,
-    _workspace,
 )
 
 # -- edit_policy_document ------------------------------------------------------------------------
@@ -101,10 +96,8 @@ POLICIES = [
         "outro": ["Shifts are swapped in the on-call calendar, never by mail alone."],
     },
 ]
-POLICY_CHECK = """import re
-
-DATES = "|".join(map(re.escape, P["dates"]))
-STAMP = re.compile(r"^[*_]*last updated:?[*_]*\\s*(" + DATES + r")[*_.]*$", re.I)
+POLICY_LIB = """import json
+import re
 
 
 def lines(conn):
@@ -112,28 +105,63 @@ def lines(conn):
     row = conn.execute(query, (P["path"],)).fetchone()
     if row is None:
         return None
-    out = row[0].split("\\n")
-    while out and not out[-1].strip():
+    out = [line.rstrip() for line in row[0].split("\\n")]
+    while out and not out[-1]:
         out.pop()
     return out
 
 
+def amount(text):
+    \"\"\"The whole amount a cell states (1050, 1,050, 1 050 or 1050.00), or None.\"\"\"
+    m = re.fullmatch(r"(\\d{1,3}(?:[,' ]\\d{3})+|\\d+)(?:[.,]00?)?", text.strip())
+    return int(re.sub(r"\\D", "", m.group(1))) if m else None
+
+
+def item(line):
+    \"\"\"(label, amount) when the line is one of the changed items, written as the document does.\"\"\"
+    for label, (prefix, suffix) in P["items"].items():
+        if line.startswith(prefix) and line.endswith(suffix) and len(line) >= len(prefix) + len(suffix):
+            return label, amount(line[len(prefix) : len(line) - len(suffix)])
+    return None
+"""
+VALUE_CHECK = """def check(initial, final, audit):
+    after = lines(final)
+    if after is None:
+        return False, "the document is gone"
+    found = [a for label, a in filter(None, map(item, after)) if label == P["label"]]
+    if found == [P["new"]]:
+        return True, f"{P['label']} is now {P['new']}"
+    return False, f"the lines for {P['label']} give {found}, expected [{P['new']}]"
+"""
+STAMP_CHECK = """DATES = "|".join(map(re.escape, P["dates"]))
+STAMP = re.compile(r"^[*_]*last updated:?[*_]*\\s*(" + DATES + r")[*_.]*$", re.I)
+
+
 def check(initial, final, audit):
+    after = lines(final)
+    if not after:
+        return False, "the document is gone or empty"
+    if not STAMP.match(after[-1].strip()):
+        return False, f"the last line is {after[-1]!r}, not 'Last updated: {P['dates'][0]}'"
+    return True, "the last line is the stamp"
+"""
+REST_CHECK = """def check(initial, final, audit):
     before, after = lines(initial), lines(final)
     if after is None:
         return False, "the document is gone"
-    if not after or not STAMP.match(after[-1].strip()):
-        return False, f"the last line is {after[-1] if after else ''!r}, not 'Last updated: {P['dates'][0]}'"
-    body = after[:-1]
-    while body and not body[-1].strip():
-        body.pop()
-    expected = [P["changes"].get(line, line) for line in before]
-    if len(body) != len(expected):
-        return False, f"the document has {len(body)} lines before the stamp, expected {len(expected)}"
-    for number, (got, want) in enumerate(zip(body, expected), start=1):
-        if got.rstrip() != want.rstrip():
-            return False, f"line {number} is {got!r}, expected {want!r}"
-    return True, "the requested values changed, the stamp is last, everything else is identical"
+    if after and re.match(r"^[*_]*last updated", after[-1].strip(), re.I):
+        after = after[:-1]
+    while after and not after[-1]:
+        after.pop()
+    if len(after) != len(before):
+        return False, f"the document has {len(after)} lines besides the stamp, the original {len(before)}"
+    for number, (got, was) in enumerate(zip(after, before), start=1):
+        if item(was) is not None:
+            if item(got) is None or item(got)[0] != item(was)[0]:
+                return False, f"line {number} is {got!r}, expected the line for {item(was)[0]}"
+        elif got != was:
+            return False, f"line {number} is {got!r}, expected {was!r}"
+    return True, "every line outside the requested edit is as it was"
 """
 
 
@@ -178,9 +206,10 @@ def _policy_distractors(
 
 def _policy_changes(
     ctx: FamilyContext, doc: Json, amounts: dict[str, int]
-) -> tuple[dict[str, str], list[str]]:
-    """Old line -> new line for the values to change, and how the request words each change."""
-    changes, asks = {}, []
+) -> tuple[dict[str, str], list[str], list[tuple[str, str, int]]]:
+    """Old line -> new line for the values to change, how the request words each change, and
+    (label, currency, new amount) of each."""
+    changes, asks, values = {}, [], []
     for label, cur, _, hi in ctx.rng.sample(doc["rows"], min(ctx.difficulty.items, len(doc["rows"]))):
         step = 5 if hi < 1000 else 50
         old = amounts[label]
@@ -190,7 +219,8 @@ def _policy_changes(
             label=label, currency=cur, amount=new
         )
         asks.append(f"the {doc['kind']} for {label} from {cur} {old} to {cur} {new}")
-    return changes, asks
+        values.append((label, cur, new))
+    return changes, asks, values
 
 
 @family("edit_policy_document", capability_id="document_editing", services=["files"])
@@ -204,7 +234,7 @@ def edit_policy_document(ctx: FamilyContext) -> Task:
     for label, _, lo, hi in doc["rows"]:
         amounts[label] = ctx.rng.randrange(lo, hi + 1, 5 if hi < 1000 else 50)
     content = _policy_text(doc, owner, amounts, 2026)
-    changes, asks = _policy_changes(ctx, doc, amounts)
+    changes, asks, new_values = _policy_changes(ctx, doc, amounts)
     today = ctx.start.date()
     new_content = "\n".join(changes.get(line, line) for line in content.rstrip("\n").split("\n"))
     new_content += f"\n\nLast updated: {today.isoformat()}\n"
@@ -223,22 +253,33 @@ def edit_policy_document(ctx: FamilyContext) -> Task:
         ]
     )
     dates = [today.isoformat(), f"{today.day} {today:%B %Y}", f"{today:%B} {today.day}, {today.year}"]
-    params = {"path": doc["path"], "changes": changes, "dates": dates}
-    precise = "The requested lines changed, the stamp is the last line, every other line is identical"
-    checks = [_python("precise-edit", precise, "import json", params, POLICY_CHECK)]
-    checks += [
-        _check(
+    items = {}  # the changed lines, as (text before the amount, text after it)
+    for label, cur, _ in new_values:
+        prefix, suffix = doc["line"].format(label=label, currency=cur, amount="\0").split("\0")
+        items[label] = (prefix.rstrip(), suffix.lstrip().rstrip())
+    checks = [
+        _python(
             f"value-{i}",
-            "field_contains",
-            f"The document now says: {line}",
-            table="files_nodes",
-            where={"path": doc["path"]},
-            column="content",
-            text=line,
-            case_sensitive=True,
+            f"The document gives {label} as {cur} {new}",
+            POLICY_LIB,
+            {"path": doc["path"], "items": items, "label": label, "new": new},
+            VALUE_CHECK,
         )
-        for i, line in enumerate(changes.values())
+        for i, (label, cur, new) in enumerate(new_values)
     ]
+    checks.append(
+        _python(
+            "stamped",
+            f"The last line is 'Last updated: {today.isoformat()}'",
+            POLICY_LIB,
+            {"path": doc["path"], "items": items, "dates": dates},
+            STAMP_CHECK,
+        )
+    )
+    rest = "Every line outside the requested values and the stamp is as it was"
+    checks.append(
+        _guard(_python("rest-unchanged", rest, POLICY_LIB, {"path": doc["path"], "items": items}, REST_CHECK))
+    )
     solution = [
         _step("files_read_file", path=doc["path"]),
         _step("files_write_file", path=doc["path"], content=new_content, mode="overwrite"),
@@ -249,8 +290,6 @@ def edit_policy_document(ctx: FamilyContext) -> Task:
         operations=ops,
         title=f"Update {doc['path']}",
         turns=[{"user": request, "checks": checks, "solution": solution}],
-        checks=_bounded("only-that-file", _allow("files_nodes", {"path": doc["path"]}, "changed")),
-        safety=NO_DELETE,
     )
 
 
@@ -283,6 +322,22 @@ NOTE_MEETINGS = [
     "Support operations sync",
 ]
 OTHER_MEETINGS = ["Sales pipeline review", "Finance planning sync", "Engineering roadmap review"]
+LAYOUT_CHECK = """def check(initial, final, audit):
+    row = final.execute(
+        "SELECT content FROM files_nodes WHERE path = ? AND kind = 'file'", (P["path"],)
+    ).fetchone()
+    if row is None:
+        return False, "the notes do not exist"
+    lines = [line.lower() for line in row[0].split("\\n")]
+    for names in P["items"]:
+        if not any(any(n in line for n in names) for line in lines):
+            return False, f"no line names {names[-1]!r}"
+    for line in lines:
+        named = [names[-1] for names in P["items"] if any(n in line for n in names)]
+        if len(named) > 1:
+            return False, f"one line names {named}: {line.strip()[:80]!r}"
+    return True, "one line per attendee and per decision"
+"""
 
 
 def _slug(text: str) -> str:
@@ -370,45 +425,43 @@ def compile_meeting_notes(ctx: FamilyContext) -> Task:
     ops += _decision_mails(ctx, title, people, decisions, end + timedelta(minutes=30))
     decoys, decoy_values = _decoy_mails(ctx, kinds, picks, end + timedelta(minutes=45))
     ops += decoys
-    ws, _ = _workspace(ctx, services, ops)
     path = f"/teams/support/meeting-notes/{day.isoformat()}-{_slug(title)}.md"
     attendees = [p for p in people if p is not ctx.user]
     request = ctx.choice(
         [
             f"Please write up notes for the '{title}' meeting on {_day_text(day)} and save them as {path}. "
-            "List who attended (from the calendar invite) and every decision that was agreed in the "
-            "follow-up mails. Only that meeting's decisions, please.",
+            "List who attended (from the calendar invite), one person per line, and every decision that "
+            "was agreed in the follow-up mails, one per line. Only that meeting's decisions, please.",
             f"Can you create {path} with the notes of '{title}' ({_day_text(day)})? It needs the attendees "
-            "and the decisions people wrote down by mail afterwards; do not mix in other meetings.",
+            "and the decisions people wrote down by mail afterwards, each on a line of its own; do not mix "
+            "in other meetings.",
         ]
     )
-    in_notes = f"SELECT count(*) FROM files_nodes WHERE path = '{path}' AND "
-    checks = [_check("notes-exist", "row_exists", table="files_nodes", where={"path": path, "kind": "file"})]
-    checks += [
-        _sql(
-            f"attendee-{i}",
-            f"The notes name {p.name} (or their email)",
-            in_notes + f"(content LIKE '%{_q(_core_name(p))}%' OR content LIKE '%{_q(p.email)}%')",
+    notes_row = {"path": path, "kind": "file"}
+    others = [{"text": v} for v in decoy_values]
+    checks = [
+        _states(
+            f"attendee-{i}", f"The notes name {p.name}", "files_nodes", notes_row, ["content"], [_person(p)]
         )
         for i, p in enumerate(attendees)
     ]
     checks += [
-        _check(
+        _states(
             f"decision-{i}",
-            "field_contains",
-            f"The notes record: {decision}",
-            table="files_nodes",
-            where={"path": path},
-            column="content",
-            text=token,
+            f"The notes record: {decision}" + (" (and no other meeting's decision)" if others else ""),
+            "files_nodes",
+            notes_row,
+            ["content"],
+            [{"text": token}],
+            others,
         )
         for i, (token, decision) in enumerate(zip(tokens, decisions, strict=True))
     ]
-    if decoy_values:
-        clauses = " OR ".join(f"content LIKE '%{_q(v)}%'" for v in decoy_values)
-        checks.append(
-            _sql("no-other-decisions", "Other meetings' decisions stay out", f"{in_notes}({clauses})", 0)
-        )
+    items = [[p.email.lower(), _core_name(p).lower()] for p in attendees] + [[t.lower()] for t in tokens]
+    layout = "Each attendee and each decision is on a line of its own"
+    checks.append(
+        _python("one-per-line", layout, "import json", {"path": path, "items": items}, LAYOUT_CHECK)
+    )
     notes = [f"# {title} - {day.isoformat()}", "", "Attendees:"]
     notes += [f"- {p.name} ({p.email})" for p in [*attendees, ctx.user]]
     notes += ["", "## Decisions", *[f"- {d}" for d in decisions]]
@@ -425,10 +478,4 @@ def compile_meeting_notes(ctx: FamilyContext) -> Task:
         title=f"Meeting notes for {title}",
         extra_capabilities=["find_and_report"],
         turns=[{"user": request, "checks": checks, "solution": solution}],
-        checks=_bounded(
-            "only-the-notes",
-            _allow("files_nodes", {"path": path}, "added"),
-            _allow("mail_messages", {"id": {"le": _max_id(ws, "mail_messages")}}, "changed"),
-        ),
-        safety=NO_DELETE,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import format_time
@@ -10,15 +11,12 @@ from coworkenv.task import Task
 
 from ...family import FamilyContext, family
 from ._shared import (
-    NO_DELETE,
     Json,
-    _allow,
-    _bounded,
     _check,
     _day_text,
     _first,
+    _mail_sent,
     _max_id,
-    _python,
     _step,
     _workspace,
 )
@@ -36,23 +34,6 @@ TICKET_TOPICS = [
     ("Damaged boxes in shipment {order}", "Two boxes of shipment {order} arrived crushed."),
     ("Change the delivery address for order {order}", "Please deliver order {order} to our new warehouse."),
 ]
-SUMMARY_MAIL_CHECK = """import re
-
-
-def check(initial, final, audit):
-    last = initial.execute("SELECT coalesce(max(id), 0) FROM mail_messages").fetchone()[0]
-    found = final.execute(
-        "SELECT m.subject, m.body FROM mail_messages m WHERE m.id > ? AND m.folder = 'sent' AND EXISTS "
-        "(SELECT 1 FROM mail_recipients r WHERE r.message_id = m.id AND lower(r.address) = ?)",
-        (last, P["to"])).fetchall()
-    if not found:
-        return False, f"no new mail to {P['to']}"
-    text = "\\n".join(f"{s}\\n{b}" for s, b in found)
-    missing = [i for i in P["ids"] if not re.search(rf"(?<![\\d./-]){i}(?!\\d)", text)]
-    if missing:
-        return False, f"the mail to {P['to']} does not name tickets {missing}"
-    return True, "the summary names every ticket followed up"
-"""
 
 
 def _ticket(ctx: FamilyContext, requester: DemoPerson, assignee: DemoPerson, due_in_days: int) -> Json:
@@ -100,7 +81,7 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     user = ctx.user
     teammate = ctx.person(team=user.team)
     ops = _follow_up_tickets(ctx, teammate)
-    ws, _ = _workspace(ctx, services, ops)
+    ws, results = _workspace(ctx, services, ops)
     now = format_time(ctx.start)
     active = ", ".join(f"'{s}'" for s in ACTIVE)
     overdue = ws.rows(
@@ -109,7 +90,8 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         [user.email, now],
     )
     ids = [int(r["id"]) for r in overdue]
-    last_comment, last_mail = _max_id(ws, "tickets_comments"), _max_id(ws, "mail_messages")
+    others = [int(r["ticket_id"]) for r in results[ctx.difficulty.items :]]  # distractors
+    last_comment = _max_id(ws, "tickets_comments")
     days = ctx.choice([3, 4, 7])
     due = ctx.start.date() + timedelta(days=days)
     request = ctx.choice(
@@ -128,35 +110,55 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     solution = [
         _step("tickets_search_tickets", assignee=user.email, status=ACTIVE, due_before=now, sort="due"),
     ]
-    ask = f"could you send us an update on where things stand? We will check in again on {_day_text(due)}."
+    # The due date is that day in the user's time zone (17:00 their time, say) or a bare
+    # date (00:00 UTC), whichever way the agent reads "due on 5 March".
+    tz = ZoneInfo(user.time_zone)
+    day_start = datetime.combine(due, time(0), tz)
+    lo = min(day_start, datetime.combine(due, time(0), UTC))
+    hi = max(day_start + timedelta(days=1), datetime.combine(due, time(0), UTC) + timedelta(days=1))
+    new_due = {"ge": format_time(lo), "lt": format_time(hi)}
+    ask = "Could you let us know where things stand with this? Thank you."
     for tid in ids:
-        comment = {"ticket_id": tid, "author": user.email, "visibility": "public", "id": {"gt": last_comment}}
-        new_due = {"id": tid, "due_at": {"like": f"{due.isoformat()}%"}}
+        comment = {"ticket_id": tid, "author": user.email, "visibility": "public"}
         checks += [
             _check(
                 f"asked-{tid}",
                 "row_exists",
                 f"A new public comment on #{tid}",
                 table="tickets_comments",
-                where=comment,
+                where={**comment, "id": {"gt": last_comment}},
             ),
             _check(
-                f"due-{tid}", "row_exists", f"#{tid} is due on {due}", table="tickets_tickets", where=new_due
+                f"due-{tid}",
+                "row_exists",
+                f"#{tid} is due on {due} (the user's day)",
+                table="tickets_tickets",
+                where={"id": tid, "due_at": new_due},
             ),
         ]
         solution += [
-            _step("tickets_add_comment", ticket_id=tid, body=f"Hello, {ask}", visibility="public"),
+            _step(
+                "tickets_add_comment",
+                ticket_id=tid,
+                body=f"Hello, {ask[0].lower()}{ask[1:]}",
+                visibility="public",
+            ),
             _step("tickets_update_ticket", ticket_id=tid, due_at=due.isoformat()),
         ]
-    summary = f"A new mail to {teammate.name} names every ticket followed up"
     checks.append(
-        _python(
-            "summary-mail", summary, "import json", {"to": teammate.email, "ids": ids}, SUMMARY_MAIL_CHECK
+        _mail_sent(
+            "summary-mail",
+            f"A mail to {teammate.name} names every ticket followed up and no other",
+            [teammate.email],
+            [{"ticket": i} for i in ids],
+            [{"ticket": i} for i in others],
         )
     )
     numbers = ", ".join(f"#{i}" for i in ids)
-    summary_body = f"Hi {_first(teammate)}, I asked for updates on these overdue tickets and moved them to "
-    summary_body += f"{due}: {numbers}."
+    summary_body = (
+        f"Hi {_first(teammate)},\n\nI followed up on my overdue tickets: {numbers}. Each has a public "
+        f"comment asking the requester for an update and is now due on {due.isoformat()}.\n\n{_first(user)}"
+    )
     solution += [
         _step("directory_search_people", query=teammate.name),
         _step(
@@ -172,12 +174,4 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         operations=ops,
         title="Follow up on overdue tickets",
         turns=[{"user": request, "checks": checks, "solution": solution}],
-        checks=_bounded(
-            "only-overdue-tickets",
-            _allow("tickets_tickets", {"id": {"in": ids}}, "changed"),
-            _allow("tickets_comments", {"ticket_id": {"in": ids}}, "added"),
-            _allow("mail_messages", {"folder": "sent"}, "added"),
-            _allow("mail_recipients", {"message_id": {"gt": last_mail}}, "added"),
-        ),
-        safety=NO_DELETE,
     )

@@ -21,15 +21,13 @@ from coworkenv.task import Task
 
 from ...family import FamilyContext, family
 from ._shared import (
-    NO_DELETE,
     SIDE_MEETINGS,
     Json,
-    _allow,
-    _bounded,
     _check,
     _common_window,
     _day_text,
     _event,
+    _guard,
     _max_id,
     _meeting_days,
     _next_day,
@@ -239,12 +237,16 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
     if not starts:
         return None
     target = ctx.choice(starts)
-    gap_end = target + timedelta(minutes=minutes)
+    slack = timedelta(minutes=ctx.choice([0, 0, 30]))  # sometimes several starts fit
+    gap_end = target + timedelta(minutes=minutes) + slack
+    if gap_end > window[1]:
+        return None
     everyone = [ctx.user, *group]
     ops = _blocks(ctx, everyone, window[0], target) + _blocks(ctx, everyone, gap_end, window[1])
     ops += _harmless(ctx, everyone, target, gap_end, min(ctx.difficulty.distractors, 6))
     ws, _ = _workspace(ctx, CALENDAR, ops)
-    if _free_starts(ws, emails, window, minutes, step=15) != [target]:
+    fitting = [target + timedelta(minutes=m) for m in range(0, int(slack / timedelta(minutes=1)) + 1, 15)]
+    if _free_starts(ws, emails, window, minutes, step=15) != fitting:
         return None
     return {
         "day": day,
@@ -258,7 +260,8 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
 @family("schedule_across_zones", capability_id="scheduling_constraints", services=CALENDAR)
 def schedule_across_zones(ctx: FamilyContext) -> Task:
     """Book a meeting with 1-3 colleagues in other time zones on a given day; busy events leave
-    exactly one slot inside everyone's 09:00-17:00. More items: more attendees; more
+    one free stretch inside everyone's 09:00-17:00 (exactly the meeting's length, or half an
+    hour more, so several starts fit). More items: more attendees; more
     distractors: cancelled, declined and other people's events inside the free slot."""
     plan = _retry(_schedule_plan, ctx, "day with one shared free slot")
     day, group, minutes, last_event = plan["day"], plan["group"], plan["minutes"], plan["last_event"]
@@ -323,12 +326,6 @@ def schedule_across_zones(ctx: FamilyContext) -> Task:
         operations=plan["ops"],
         title=f"Book a {minutes}-minute meeting across time zones on {when}",
         turns=[{"user": request, "checks": checks, "solution": solution}],
-        checks=_bounded(
-            "only-the-meeting",
-            _allow("calendar_events", {"organizer_email": user.email}, "added"),
-            _allow("calendar_attendees", {"event_id": {"gt": last_event}}, "added"),
-        ),
-        safety=NO_DELETE,
     )
 
 
@@ -451,11 +448,11 @@ def reschedule_conflict(ctx: FamilyContext) -> Task:
             "Same event, new start",
         ),
         _field("length-kept", "calendar_events", me, "end_utc", new_end),
-        _field("still-confirmed", "calendar_events", me, "status", "confirmed"),
-        _sql("same-invitees", "The invitees are unchanged", invitees, ",".join(emails)),
+        _guard(_field("still-confirmed", "calendar_events", me, "status", "confirmed")),
+        _guard(_sql("same-invitees", "The invitees are unchanged", invitees, ",".join(emails))),
     ]
     checks += [
-        _field(f"other-meeting-{i}-stays", "calendar_events", {"id": event_id}, "start_utc", start)
+        _guard(_field(f"other-meeting-{i}-stays", "calendar_events", {"id": event_id}, "start_utc", start))
         for i, (event_id, start) in enumerate(plan["side"])
     ]
     solution = [
@@ -486,10 +483,4 @@ def reschedule_conflict(ctx: FamilyContext) -> Task:
         operations=plan["ops"],
         title=f"Move '{title}' out of a clash with '{call}'",
         turns=[{"user": request, "checks": checks, "solution": solution}],
-        checks=_bounded(
-            "only-that-meeting",
-            _allow("calendar_events", me, "changed"),
-            _allow("calendar_attendees", {"event_id": meeting_id}, "changed"),
-        ),
-        safety=NO_DELETE,
     )

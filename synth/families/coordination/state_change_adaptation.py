@@ -5,8 +5,7 @@ colleague moves a meeting the user has mailed people about (announced).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from coworkenv.servers.demo import DemoPerson
@@ -15,34 +14,24 @@ from coworkenv.task import Task
 
 from ...family import FamilyContext, family
 from ._shared import (
-    NO_DELETE,
     SIDE_MEETINGS,
     Json,
-    _allow,
-    _bounded,
     _day_text,
     _event,
     _first,
+    _mail_sent,
     _max_id,
     _meeting_days,
     _next_day,
     _pick_group,
-    _python,
     _q,
     _retry,
     _sql,
+    _states,
     _step,
+    _time,
     _workspace,
 )
-
-
-def _sent_to(email: str, condition: str) -> str:
-    """SQL: whether a sent mail matching `condition` (on m) went to `email`."""
-    return (
-        "SELECT count(*) > 0 FROM mail_messages m JOIN mail_recipients r ON r.message_id = m.id "
-        f"WHERE m.folder = 'sent' AND {condition} AND lower(r.address) = '{_q(email)}'"
-    )
-
 
 # -- reply_after_new_info ------------------------------------------------------------------------
 
@@ -91,8 +80,12 @@ def _second_turn(ctx: FamilyContext, info: Json) -> Json:
         body = (
             f"Hello,\n\nsorry, I gave you the wrong number: the order is {new_order}, not {order}.\n\n{first}"
         )
-        mentions = f"(t.title LIKE '%{new_order}%' OR t.description LIKE '%{new_order}%' OR EXISTS (SELECT 1 "
-        mentions += f"FROM tickets_comments k WHERE k.ticket_id = t.id AND k.body LIKE '%{new_order}%'))"
+        # The order number is an identifier: found as written, in the ticket or a comment on it.
+        mentions = (
+            f"(instr(upper(t.title || ' ' || coalesce(t.description, '')), '{new_order}') > 0 OR EXISTS "
+        )
+        mentions += "(SELECT 1 FROM tickets_comments k WHERE k.ticket_id = t.id AND "
+        mentions += f"instr(upper(k.body), '{new_order}') > 0))"
         check = _sql(
             "new-order-recorded",
             f"The ticket now mentions {new_order}",
@@ -208,7 +201,6 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
     info["mail_id"] = results[0]["id"]
     c = _q(customer.email)
     created = f"SELECT count(*) FROM tickets_tickets WHERE id > {last} AND lower(requester) = '{c}'"
-    names = f"(t.title LIKE '%{order}%' OR t.description LIKE '%{order}%')"
     description = problem[0].upper() + problem[1:] + "."
     turn1 = {
         "user": ctx.choice(
@@ -225,10 +217,17 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
                 "One new Support ticket for the customer",
                 created + " AND queue = 'Support'",
             ),
-            _sql("ticket-names-order", f"The ticket mentions {order}", _new_ticket(customer, last, names)),
+            _states(
+                "ticket-names-order",
+                f"The new ticket names order {order}",
+                "tickets_tickets",
+                {"id": {"gt": last}, "requester": customer.email},
+                ["title", "description"],
+                [{"text": order}],
+            ),
         ],
         "solution": [
-            _step("mail_search_messages", "m", sender=customer.email),
+            _step("mail_search_messages", "m", query=customer.name),
             _step("mail_get_message", message_id={"$ref": "m.messages.0.id"}),
             _step(
                 "tickets_create_ticket",
@@ -251,18 +250,7 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
         turns=turns,
         checks=[
             _sql("one-ticket", "Exactly one new ticket for the customer in the whole episode", created),
-            *_bounded(
-                "only-the-new-ticket",
-                _allow("tickets_tickets", {"id": {"gt": last}}),
-                _allow("tickets_comments", {"ticket_id": {"gt": last}}, "added"),
-                _allow("tickets_tags", {"ticket_id": {"gt": last}}),
-                _allow("tickets_links", {"source_id": {"gt": last}}, "added"),
-                _allow("mail_messages", None, "added", "changed"),
-                _allow("mail_recipients", None, "added"),
-                _allow("mail_labels"),
-            ),
         ],
-        safety=NO_DELETE,
     )
 
 
@@ -280,41 +268,6 @@ MOVED_MEETINGS = [
     "Q2 staffing sync",
     "Customer health check",
 ]
-TIME_CHECK = """import re
-
-
-def check(initial, final, audit):
-    mails = final.execute(
-        "SELECT id, subject, body FROM mail_messages "
-        "WHERE folder = 'sent' AND lower(owner) = ? AND sent_at >= ?",
-        (P["user"], P["after"])).fetchall()
-    missing = []
-    for person in P["people"]:
-        told = False
-        for message_id, subject, body in mails:
-            to = {r[0].lower() for r in final.execute(
-                "SELECT address FROM mail_recipients WHERE message_id = ?", (message_id,))}
-            text = f"{subject}\\n{body}"
-            if person in to and any(re.search(p, text, re.I) for p in P["patterns"]):
-                told = True
-        if not told:
-            missing.append(person)
-    if missing:
-        return False, f"no update with the new time went to {missing}"
-    return True, "everyone got the new time"
-"""
-
-
-def _time_patterns(when: datetime, zones: Sequence[str]) -> list[str]:
-    """Regular expressions for a time as people write it (14:30, 2:30 pm, 2.30pm) in each zone."""
-    out = []
-    for zone in dict.fromkeys(zones):
-        local = when.astimezone(ZoneInfo(zone))
-        hour, minute = local.hour, f"{local.minute:02d}"
-        out.append(rf"(?<!\d)0?{hour}[:.h]{minute}(?!\d)")
-        if hour > 12:
-            out.append(rf"(?<!\d)0?{hour - 12}[:.]{minute}\s*p\.?m")
-    return sorted(set(out))
 
 
 def _moved_plan(ctx: FamilyContext) -> Json | None:
@@ -336,19 +289,14 @@ def _moved_plan(ctx: FamilyContext) -> Json | None:
     return {"day": day, "group": group, "minutes": minutes, "start": start, "new": ctx.choice(moves)}
 
 
-def _first_mail_turn(
-    ctx: FamilyContext, plan: Json, title: str, people: list[DemoPerson], last_mail: int
-) -> Json:
+def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPerson]) -> Json:
     ask, token = ctx.choice(ASKS)
     day, organizer, emails = plan["day"], plan["group"][0], [p.email for p in people]
     checks = [
-        _sql(f"asked-{i}", f"A new mail went to {p.name}", _sent_to(p.email, f"m.id > {last_mail}"))
+        _mail_sent(f"asked-{i}", f"A mail to {p.name} asks them to {ask}", [p.email], [{"text": token}])
         for i, p in enumerate(people)
     ]
-    asked = f"SELECT count(*) > 0 FROM mail_messages WHERE id > {last_mail} AND folder = 'sent' "
-    asked += f"AND (subject LIKE '%{token}%' OR body LIKE '%{token}%')"
-    checks.append(_sql("ask-in-mail", f"The mail asks them to {ask}", asked))
-    note = f"Hi all, before {title} on {_day_text(day)}, could you please {ask}? Thanks!"
+    note = f"Hi all,\n\nahead of {title}, could you please {ask}?\n\nThanks,\n{_first(ctx.user)}"
     return {
         "user": ctx.choice(
             [
@@ -370,22 +318,20 @@ def _first_mail_turn(
 def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPerson], event_id: int) -> Json:
     user, organizer, new = ctx.user, plan["group"][0], plan["new"]
     emails = [p.email for p in people]
-    after = format_time(ctx.start + timedelta(minutes=60))
-    zones = [user.time_zone, "UTC", *[p.time_zone for p in people]]
-    params = {"user": user.email, "after": after, "people": emails, "patterns": _time_patterns(new, zones)}
+    # The new time in the user's zone or the recipient's, or any zone the mail names with it.
     checks = [
-        _sql(
+        _mail_sent(
             f"updated-{i}",
-            f"A mail after the move went to {p.name}",
-            _sent_to(p.email, f"m.sent_at >= '{after}'"),
+            f"A mail to {p.name} gives the new start time",
+            [p.email],
+            [_time(new, user.time_zone, p.time_zone)],
         )
         for i, p in enumerate(people)
     ]
-    named = "Every update after the move names the new start time (usual formats, any participant's zone)"
-    checks.append(_python("new-time-in-update", named, "import json", params, TIME_CHECK))
     local = new.astimezone(ZoneInfo(user.time_zone))
-    text = f"Hi all, {title} has moved: it now starts at {local:%H:%M} ({user.time_zone}) "
-    text += f"on {_day_text(local.date())}."
+    city = user.time_zone.rsplit("/", 1)[-1].replace("_", " ")
+    text = f"Hi all,\n\nquick update: {title} has moved and now starts at {local:%H:%M} {city} time, "
+    text += f"the same day.\n\nThanks,\n{_first(user)}"
     move = {"event_id": event_id, "start": format_time(new)}
     return {
         "user": ctx.choice(
@@ -435,8 +381,7 @@ def meeting_moved_announced(ctx: FamilyContext) -> Task:
         at = start + (other_days[i % len(other_days)] - day) + timedelta(hours=i // len(other_days))
         side = ctx.choice(SIDE_MEETINGS)
         ops.append(_event(user, side, at, at + timedelta(minutes=30), [(organizer.email, "accepted")]))
-    ws, results = _workspace(ctx, ["calendar", "mail"], ops)
-    event_id, last_mail = results[0]["id"], _max_id(ws, "mail_messages")
+    event_id = ctx.plant(["calendar", "mail"], ops)[0]["id"]
     people = [organizer, *others]
     return ctx.task(
         capability_id="state_change_adaptation",
@@ -445,18 +390,7 @@ def meeting_moved_announced(ctx: FamilyContext) -> Task:
         title=f"Tell everyone on '{title}' about its new time",
         extra_capabilities=["follow_up_reminder"],
         turns=[
-            _first_mail_turn(ctx, plan, title, people, last_mail),
+            _first_mail_turn(ctx, plan, title, people),
             _update_turn(ctx, plan, title, people, event_id),
-        ],
-        checks=_bounded(
-            "only-mail",
-            _allow("mail_messages", {"folder": "sent"}, "added"),
-            _allow("mail_recipients", {"message_id": {"gt": last_mail}}, "added"),
-            _allow("calendar_events", {"id": event_id}, "changed"),
-            _allow("calendar_attendees", {"event_id": event_id}, "changed"),
-        ),
-        safety=[
-            *NO_DELETE,
-            {"id": "internal-only", "type": "no_external_mail", "internal_domains": [ctx.company.domain]},
         ],
     )
