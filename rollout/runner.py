@@ -170,7 +170,9 @@ async def run_episode(
     user_simulator: UserSimulator | None = None,
     footprint: Footprint | None = None,
 ) -> EpisodeRecord:
-    """Run one episode and return its record (status completed, truncated or error).
+    """Run one episode and return its record (status completed, truncated or error; an
+    error episode has no verdict: it is not the agent's work that broke, and a resumed batch
+    runs it again).
 
     The verdict applies the task's guards: every change must be explained by the goal
     footprint, which is derived once per task by playing its reference solution (pass
@@ -186,20 +188,22 @@ async def run_episode(
     verify_started = time.perf_counter()
     ws = played.workspace
     audit = ws.audit.entries()
-    # Turns never reached count as failed: their checks are evaluated on the final state.
-    for i in range(len(played.turn_results), len(task.turns)):
-        played.turn_results.append(
-            await judge_turn(task.turns[i].checks, played.initial, ws, audit, task.user_email, i)
-        )
     evidence = Evidence(played.initial, ws, audit, task.user_email)
-    verdict = await judge_evidence(
-        task.checks,
-        task.safety,
-        evidence,
-        played.turn_results,
-        guarding_for(task, footprint),
-        lasting_checks(task, footprint),
-    )
+    verdict = None
+    if played.status != "error":  # an episode that broke is rerun on resume, not judged
+        # Turns never reached count as failed: their checks are evaluated on the final state.
+        for i in range(len(played.turn_results), len(task.turns)):
+            played.turn_results.append(
+                await judge_turn(task.turns[i].checks, played.initial, ws, audit, task.user_email, i)
+            )
+        verdict = await judge_evidence(
+            task.checks,
+            task.safety,
+            evidence,
+            played.turn_results,
+            guarding_for(task, footprint),
+            lasting_checks(task, footprint),
+        )
     timings = played.timings
     timings.verify = time.perf_counter() - verify_started
     timings.total = time.perf_counter() - started
