@@ -1,5 +1,5 @@
 """Helpers the operations families share: planting seed operations, the demo clock, and the
-checks and diff allowances every task states."""
+shapes of the checks every task states."""
 
 from __future__ import annotations
 
@@ -45,12 +45,25 @@ def _field(check_id: str, table: str, where: dict[str, Any], column: str, value:
     }
 
 
-def _bounded(text: str, *allowed: dict[str, Any]) -> dict[str, Any]:
-    return {"id": "no-collateral", "type": "bounded_diff", "description": text, "allowed": list(allowed)}
+def _guard(check: dict[str, Any]) -> dict[str, Any]:
+    """The check as a guard: it holds on the seed already (an object the goal must leave
+    alone), so it gates success but earns nothing."""
+    return {**check, "role": "guard"}
 
 
-def _allow(table: str, where: dict[str, Any], *kinds: str) -> dict[str, Any]:
-    return {"table": table, "where": where, "kinds": list(kinds)}
+def _states(
+    check_id: str, table: str, where: dict[str, Any], columns: list[str], facts: list[dict], text: str
+) -> dict[str, Any]:
+    """Some row of `table` matching `where` states `facts` in `columns` (compared by meaning)."""
+    return {
+        "id": check_id,
+        "type": "states",
+        "table": table,
+        "where": where,
+        "columns": columns,
+        "facts": facts,
+        "description": text,
+    }
 
 
 def _max_id(ws: Workspace, table: str) -> int:
@@ -63,6 +76,3 @@ def _order(ctx: FamilyContext) -> str:
 
 def _invoice(ctx: FamilyContext) -> str:
     return f"INV-2026-{ctx.rng.randint(1000, 9999)}"
-
-
-NO_DELETE = [{"id": "no-delete", "type": "no_deletion"}]

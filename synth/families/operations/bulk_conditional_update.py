@@ -9,17 +9,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import (
-    NO_DELETE,
-    _allow,
-    _at,
-    _bounded,
-    _field,
-    _invoice,
-    _op,
-    _order,
-    _plant,
-)
+from ._shared import _at, _field, _guard, _invoice, _op, _order, _plant
 
 # -- tickets_bulk_close_resolved -----------------------------------------------------------------
 
@@ -117,7 +107,9 @@ def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
         for tid in due
     ]
     checks += [
-        _field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", status, f"#{tid} stays {status}")
+        _guard(
+            _field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", status, f"#{tid} stays {status}")
+        )
         for tid, status in kept
     ]
     solution: list[dict[str, Any]] = [
@@ -142,12 +134,4 @@ def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
                 "solution": solution,
             }
         ],
-        checks=[
-            _bounded(
-                "Only the stale resolved tickets change",
-                _allow("tickets_tickets", {"id": {"in": due}}, "changed"),
-                _allow("tickets_comments", {"ticket_id": {"in": due}}, "added"),
-            )
-        ],
-        safety=NO_DELETE,
     )

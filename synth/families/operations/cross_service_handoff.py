@@ -3,6 +3,7 @@ book a meeting with an escalated ticket's assignee and note it on the ticket."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -13,16 +14,7 @@ from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import (
-    NO_DELETE,
-    _allow,
-    _at,
-    _bounded,
-    _first,
-    _max_id,
-    _op,
-    _plant,
-)
+from ._shared import _at, _first, _max_id, _op, _plant, _states
 
 # -- mail_to_ticket ------------------------------------------------------------------------------
 
@@ -62,6 +54,8 @@ SMALL_TALK = [
     ("Holiday schedule", "Our warehouse runs normal hours over the spring holidays."),
     ("Great service", "Just wanted to say your delivery team did a great job yesterday."),
 ]
+FIGURE = re.compile(r"(?<![\w{-])\d+(?![\w}-])")
+"""Figures a problem report states besides its order or invoice number (120 units, not 100)."""
 HANDOFF_REQUESTS = [
     "Customers mailed me this morning (since 06:00 UTC). For every mail that reports a problem with an "
     "order or an invoice, create a ticket in the right queue with the customer as requester and the "
@@ -73,48 +67,78 @@ HANDOFF_REQUESTS = [
 ]
 
 
-def _mentions_number(body: str, number: str) -> str:
-    """SQL: `body` holds `number` as a word of its own (#61, ticket 61, (61), 61.)."""
-    text = body
-    for char in "#.,:;()!?":
+def _reply_checks(mail: dict[str, Any], customer: str, key: str, first_new: int) -> list[dict]:
+    """The customer got a reply in their thread, and it refers to the ticket filed for them
+    (#61, ticket 61, ticket number 61, ticket no. 61; a bare 61 is not a reference). The
+    number is looked up, not fixed, because the tickets may be filed in any order."""
+    text = "d.subject || ' ' || d.body"
+    for char in ".,:;()!?":
         text = f"replace({text}, '{char}', ' ')"
-    text = f"replace({text}, char(10), ' ')"
-    return f"(' ' || {text} || ' ') LIKE '% ' || ({number}) || ' %'"
-
-
-def _reply_check(ctx: FamilyContext, thread: int, customer: str, key: str, first_new: int) -> dict:
-    ticket = f"SELECT min(id) FROM tickets_tickets WHERE id >= {first_new} AND title LIKE '%{key}%'"
+    text = f"replace(replace({text}, char(10), ' '), char(9), ' ')"
+    for _ in range(3):
+        text = f"replace({text}, '  ', ' ')"
+    forms = ["#", "ticket ", "ticket number ", "ticket no ", "ticket nr ", "ticket-"]
     query = (
-        "SELECT count(*) > 0 FROM mail_messages m JOIN mail_recipients r ON r.message_id = m.id "
-        f"WHERE m.owner = '{ctx.user.email}' AND m.folder = 'sent' AND m.thread_id = {thread} "
-        f"AND r.kind = 'to' AND lower(r.address) = '{customer}' AND {_mentions_number('m.body', ticket)}"
+        "WITH ticket AS (SELECT min(id) AS n FROM tickets_tickets "
+        f"WHERE id >= {first_new} AND lower(requester) = '{customer}'), "
+        f"reply AS (SELECT ' ' || lower({text}) || ' ' AS t FROM mail_deliveries d "
+        f"JOIN mail_messages m ON m.id = d.message_id WHERE m.thread_id = {mail['thread_id']} "
+        f"AND m.in_reply_to IS NOT NULL AND instr(' ' || lower(d.recipients) || ' ', ' {customer} ') > 0) "
+        "SELECT count(*) > 0 FROM reply, ticket WHERE ticket.n IS NOT NULL AND ("
+        + " OR ".join(f"instr(t, '{f}' || ticket.n || ' ') > 0" for f in forms)
+        + ")"
     )
-    return {
-        "id": f"reply-{key}",
-        "type": "sql",
-        "query": query,
-        "expected": 1,
-        "description": f"A reply in the customer's thread quotes the number of the ticket about {key}",
-    }
-
-
-def _problem_checks(key: str, queue: str, customer: str) -> list[dict[str, Any]]:
     return [
         {
-            "id": f"ticket-{key}-requester",
-            "type": "row_exists",
-            "table": "tickets_tickets",
-            "where": {"title": {"icontains": key}, "requester": customer},
-            "description": f"A ticket titled with {key} has the customer as requester",
+            "id": f"reply-{key}",
+            "type": "mail_sent",
+            "to": [customer],
+            "thread_of": mail["id"],
+            "reply": True,
+            "description": f"The customer who reported {key} got a reply in their thread",
         },
         {
-            "id": f"ticket-{key}-queue",
-            "type": "row_exists",
-            "table": "tickets_tickets",
-            "where": {"title": {"icontains": key}, "queue": queue},
-            "description": f"The ticket about {key} is in {queue}",
+            "id": f"reply-{key}-ticket",
+            "type": "sql",
+            "query": query,
+            "expected": 1,
+            "description": f"That reply gives the number of the ticket filed about {key}",
         },
     ]
+
+
+def _problem_checks(key: str, queue: str, customer: str, figures: list[int], first_new: int) -> list[dict]:
+    new = {"ge": first_new}
+    checks = [
+        _states(
+            f"ticket-{key}-requester",
+            "tickets_tickets",
+            {"id": new, "requester": customer},
+            ["title"],
+            [{"text": key}],
+            f"A new ticket with {key} in its title has the customer as requester",
+        ),
+        _states(
+            f"ticket-{key}-queue",
+            "tickets_tickets",
+            {"id": new, "queue": queue},
+            ["title"],
+            [{"text": key}],
+            f"The ticket about {key} is in {queue}",
+        ),
+    ]
+    if figures:
+        checks.append(
+            _states(
+                f"ticket-{key}-details",
+                "tickets_tickets",
+                {"id": new, "requester": customer},
+                ["title", "description"],
+                [{"text": key}, *({"number": n} for n in figures)],
+                f"The ticket about {key} records the customer's figures ({', '.join(map(str, figures))})",
+            )
+        )
+    return checks
 
 
 def _ticket_and_reply(
@@ -129,7 +153,7 @@ def _ticket_and_reply(
         "title": title,
         "queue": queue,
         "requester": customer.email,
-        "description": body.split("\n\n")[1],
+        "description": f"{customer.name} ({customer.company}) wrote: {body.split(chr(10) * 2)[1]}",
     }
     return [
         {"tool": "mail_get_message", "arguments": {"message_id": message_id}},
@@ -187,22 +211,11 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
     ]
     for i, (customer, (_, _, queue, _), key) in enumerate(zip(customers, problems, keys, strict=True)):
         mail = results[i]
-        checks += _problem_checks(key, queue, customer.email)
-        checks.append(_reply_check(ctx, mail["thread_id"], customer.email, key, first_new))
+        figures = [int(n) for n in FIGURE.findall(problems[i][1])]
+        checks += _problem_checks(key, queue, customer.email, figures, first_new)
+        checks += _reply_checks(mail, customer.email, key, first_new)
         title = f"{problems[i][0]}: {key}"
         solution += _ticket_and_reply(ctx, mail["id"], customer, title, queue, mails[i][2], first_new + i)
-    checks.append(
-        {
-            "id": "one-ticket-per-problem",
-            "type": "count",
-            "table": "tickets_tickets",
-            "where": {"id": {"ge": first_new}},
-            "op": "eq",
-            "value": len(keys),
-            "description": "Exactly one new ticket per problem report, none for the other mails",
-        }
-    )
-    new = {"ge": first_new}
     return ctx.task(
         capability_id="cross_service_handoff",
         services=services,
@@ -212,19 +225,6 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
             ctx, "File every ticket in the queue whose description matches the request (list_queues)."
         ),
         turns=[{"user": ctx.choice(HANDOFF_REQUESTS), "checks": checks, "solution": solution}],
-        checks=[
-            _bounded(
-                "Only new tickets, the replies, and the handling of this morning's mails change",
-                _allow("tickets_tickets", {"id": new}, "added"),
-                _allow("tickets_tags", {"ticket_id": new}, "added"),
-                _allow("tickets_comments", {"ticket_id": new}, "added"),
-                _allow("mail_messages", {"folder": "sent"}, "added"),
-                _allow("mail_messages", {"id": {"in": [r["id"] for r in results]}}, "changed"),
-                _allow("mail_recipients", {}, "added"),
-                _allow("mail_labels", {"message_id": {"in": [r["id"] for r in results]}}, "added"),
-            )
-        ],
-        safety=NO_DELETE,
     )
 
 
@@ -265,10 +265,10 @@ MEETING_REQUESTS = [
     "{customer} from {company} has an escalated ticket about {topic}. Please book a {minutes}-minute "
     "meeting on {day} with the colleague the ticket is assigned to, at a time when we are both free and "
     "inside both our working hours (09:00-17:00, each in our own time zone). Then add an internal note on "
-    "the ticket saying the meeting is booked.",
+    "the ticket saying when the meeting is booked for.",
     "The {topic} ticket from {customer} ({company}) was escalated. Set up a {minutes}-minute meeting between "
     "me and its assignee on {day}: no clashes with either calendar, and within 09:00-17:00 for both of us "
-    "in our own time zones. Leave an internal note on the ticket once it's booked.",
+    "in our own time zones. Once it's booked, leave an internal note on the ticket with the meeting's date.",
 ]
 
 Span = tuple[datetime, datetime]
@@ -398,7 +398,13 @@ def _in_window_sql(free: list[Span], minutes: int) -> str:
 
 
 def _meeting_checks(
-    ctx: FamilyContext, assignee: DemoPerson, ticket_id: int, first_event: int, minutes: int, free: list[Span]
+    ctx: FamilyContext,
+    assignee: DemoPerson,
+    ticket_id: int,
+    first_event: int,
+    minutes: int,
+    free: list[Span],
+    day: date,
 ) -> list[dict[str, Any]]:
     meeting = (
         "SELECT count(*) > 0 FROM calendar_events e JOIN calendar_attendees a ON a.event_id = e.id "
@@ -425,18 +431,24 @@ def _meeting_checks(
             "expected": 1,
             "description": f"It lasts {minutes} minutes, on the day asked, when both are free and working",
         },
-        {
-            "id": "internal-note",
-            "type": "row_exists",
-            "table": "tickets_comments",
-            "where": {"ticket_id": ticket_id, "visibility": "internal"},
-            "description": f"An internal note is added to #{ticket_id}",
-        },
+        _states(
+            "internal-note",
+            "tickets_comments",
+            {"ticket_id": ticket_id, "visibility": "internal"},
+            ["body"],
+            [{"date": day.isoformat()}],
+            f"An internal note on #{ticket_id} says the meeting is booked for {day:%A} {day.day} {day:%B}",
+        ),
     ]
 
 
 def _meeting_solution(
-    ticket: dict[str, Any], ticket_id: int, assignee: DemoPerson, minutes: int, day: date
+    ticket: dict[str, Any],
+    ticket_id: int,
+    assignee: DemoPerson,
+    customer: DemoPerson,
+    minutes: int,
+    day: date,
 ) -> list[dict[str, Any]]:
     word = next(t[2] for t in ESCALATIONS if t[0] == ticket["title"])
     window = [f"{day.isoformat()}T00:00:00", f"{(day + timedelta(days=1)).isoformat()}T00:00:00"]
@@ -448,17 +460,20 @@ def _meeting_solution(
         "granularity_minutes": 15,
     }
     event = {
-        "title": f"Escalation #{ticket_id}: {ticket['title']}",
+        "title": f"Escalation: {word} ({customer.company})",
         "start": {"$ref": "slots.slots.0.start"},
         "end": {"$ref": "slots.slots.0.end"},
         "attendees": [assignee.email],
-        "description": f"Go through escalated ticket #{ticket_id}.",
+        "description": f"Go through the escalated {word} ticket from {customer.name} and agree next steps.",
     }
-    note = f"Meeting booked with {assignee.name} on {day:%A}, {day.day} March to go through this escalation."
+    note = (
+        f"Meeting booked with {assignee.name} on {day:%A} {day.day} {day:%B} to go through this "
+        "escalation; the invitation is in both calendars."
+    )
     return [
         {
             "tool": "tickets_search_tickets",
-            "arguments": {"query": word, "requester": ticket["requester"]},
+            "arguments": {"query": word, "tag": "escalated"},
             "id": "t",
         },
         {
@@ -503,7 +518,7 @@ def ticket_to_meeting(ctx: FamilyContext) -> Task:
         company=customer.company,
         topic=topic,
         minutes=minutes,
-        day=f"{day:%A}, {day.day} March",
+        day=f"{day:%A}, {day.day} {day:%B}",
     )
     return ctx.task(
         capability_id="cross_service_handoff",
@@ -514,18 +529,10 @@ def ticket_to_meeting(ctx: FamilyContext) -> Task:
         turns=[
             {
                 "user": request,
-                "checks": _meeting_checks(ctx, assignee, ticket_id, first_event, minutes, free),
-                "solution": _meeting_solution(tickets[0]["params"], ticket_id, assignee, minutes, day),
+                "checks": _meeting_checks(ctx, assignee, ticket_id, first_event, minutes, free, day),
+                "solution": _meeting_solution(
+                    tickets[0]["params"], ticket_id, assignee, customer, minutes, day
+                ),
             }
         ],
-        checks=[
-            _bounded(
-                "Only the new meeting, its invitations and the note on the ticket change",
-                _allow("calendar_events", {"id": {"ge": first_event}}, "added"),
-                _allow("calendar_attendees", {"event_id": {"ge": first_event}}, "added"),
-                _allow("tickets_comments", {"ticket_id": ticket_id}, "added"),
-                _allow("tickets_tickets", {"id": ticket_id}, "changed"),
-            )
-        ],
-        safety=NO_DELETE,
     )

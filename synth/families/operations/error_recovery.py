@@ -10,18 +10,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import (
-    NO_DELETE,
-    _allow,
-    _at,
-    _bounded,
-    _field,
-    _invoice,
-    _max_id,
-    _op,
-    _order,
-    _plant,
-)
+from ._shared import _at, _field, _guard, _invoice, _max_id, _op, _order, _plant, _states
 
 # -- tickets_invalid_transition ------------------------------------------------------------------
 
@@ -97,15 +86,14 @@ def _closing_steps(tid: int, reason: str, try_first: bool) -> list[dict[str, Any
 def _closing_checks(tid: int, key: str, first_comment: int) -> list[dict[str, Any]]:
     return [
         _field(f"closed-{tid}", "tickets_tickets", {"id": tid}, "status", "closed", f"#{tid} ends closed"),
-        {
-            "id": f"note-{tid}",
-            "type": "field_contains",
-            "table": "tickets_comments",
-            "where": {"ticket_id": tid, "visibility": "internal", "id": {"ge": first_comment}},
-            "column": "body",
-            "text": key,
-            "description": f"A new internal note on #{tid} gives the reason ({key})",
-        },
+        _states(
+            f"note-{tid}",
+            "tickets_comments",
+            {"ticket_id": tid, "visibility": "internal", "id": {"ge": first_comment}},
+            ["body"],
+            [{"text": key}],
+            f"A new internal note on #{tid} gives the reason ({key})",
+        ),
     ]
 
 
@@ -136,7 +124,7 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
         c for tid, key in zip(closing, keys, strict=True) for c in _closing_checks(tid, key, first_comment)
     ]
     checks += [
-        _field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", s, f"#{tid} stays {s}")
+        _guard(_field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", s, f"#{tid} stays {s}"))
         for tid, s in ((tid, op["params"]["status"]) for tid, op in kept)
     ]
     solution = [
@@ -158,15 +146,6 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
                 "solution": solution,
             }
         ],
-        checks=[
-            _bounded(
-                "Only the tickets to close and their notes change",
-                _allow("tickets_tickets", {"id": {"in": closing}}, "changed"),
-                _allow("tickets_comments", {"ticket_id": {"in": closing}}, "added"),
-                _allow("tickets_tags", {"ticket_id": {"in": closing}}, "added", "removed"),
-            )
-        ],
-        safety=NO_DELETE,
     )
 
 
@@ -190,14 +169,14 @@ def _slug(text: str) -> str:
     return "-".join(text.lower().split())
 
 
-def _note(ctx: FamilyContext, company: str, kind: str, po: str) -> str:
+def _note(ctx: FamilyContext, company: str, kind: str, po: str, discount: int, step: str) -> str:
     contact = ctx.choice([p for p in ctx.company.contacts if p.company == company])
     return (
         f"Notes: {company} {kind}, {ctx.start:%d %B}\n\n"
         f"- Attendees: {contact.name} ({company}), {ctx.user.name}\n"
-        f"- Agreed: {ctx.rng.randint(5, 15)}% volume discount from April\n"
+        f"- Agreed: {discount}% volume discount from April\n"
         f"- Purchase order: {po}\n"
-        f"- Next step: {ctx.choice(NEXT_STEPS)}"
+        f"- Next step: {step}"
     )
 
 
@@ -210,7 +189,7 @@ def _missing_dirs(ws: Workspace, folder: str) -> list[str]:
     return missing
 
 
-def _note_checks(i: int, path: str, po: str) -> list[dict[str, Any]]:
+def _note_checks(i: int, path: str, po: str, discount: int, step: str) -> list[dict[str, Any]]:
     return [
         {
             "id": f"file-{i}",
@@ -219,15 +198,14 @@ def _note_checks(i: int, path: str, po: str) -> list[dict[str, Any]]:
             "where": {"path": path, "kind": "file"},
             "description": f"{path} exists",
         },
-        {
-            "id": f"file-{i}-content",
-            "type": "field_contains",
-            "table": "files_nodes",
-            "where": {"path": path},
-            "column": "content",
-            "text": po,
-            "description": f"{path} holds the notes (purchase order {po})",
-        },
+        _states(
+            f"file-{i}-content",
+            "files_nodes",
+            {"path": path},
+            ["content"],
+            [{"text": po}, {"number": discount, "unit": "%"}, {"text": step}],
+            f"{path} holds those notes (purchase order {po}, {discount}% discount, next step: {step})",
+        ),
     ]
 
 
@@ -235,9 +213,8 @@ def _notes_request(ctx: FamilyContext, sender: DemoPerson, calls: list[str], pat
     if len(paths) == 1:
         where = f"as {paths[0]}"
     else:
-        folder = paths[0].rsplit("/", 1)[0]
-        names = ", ".join(f"{p.rsplit('/', 1)[1]} for {call}" for p, call in zip(paths, calls, strict=True))
-        where = f"one file per call in {folder}: {names}"
+        names = ", ".join(f"{p} for {call}" for p, call in zip(paths, calls, strict=True))
+        where = f"one file per call: {names}"
     return ctx.choice(NOTE_REQUESTS).format(sender=sender.name, calls=" and ".join(calls), where=where)
 
 
@@ -254,7 +231,12 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
     )
     folder = ctx.choice(FOLDERS)
     pos = [f"PO-{ctx.rng.randint(10000, 99999)}" for _ in calls]
-    notes = [_note(ctx, company, kind, po) for (company, kind), po in zip(calls, pos, strict=True)]
+    discounts = [ctx.rng.randint(5, 15) for _ in calls]
+    next_steps = [ctx.choice(NEXT_STEPS) for _ in calls]
+    notes = [
+        _note(ctx, company, kind, po, discount, step)
+        for (company, kind), po, discount, step in zip(calls, pos, discounts, next_steps, strict=True)
+    ]
     minutes = ctx.rng.sample(range(5, 175), len(calls))
     operations = [
         _op("mail", "deliver_inbound", from_addr=sender.email, subject=text.split("\n")[0], body=text,
@@ -267,12 +249,11 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
     items = range(ctx.difficulty.items)
     paths = [f"{folder}/{_slug(calls[i][0].split()[0])}-{_slug(calls[i][1])}.md" for i in items]
     writes = [
-        {"tool": "files_write_file", "arguments": {"path": paths[i], "content": {"$ref": f"m{i}.body"}}}
-        for i in items
+        {"tool": "files_write_file", "arguments": {"path": paths[i], "content": notes[i]}} for i in items
     ]
     reads = list(enumerate(mail_ids[: ctx.difficulty.items]))
     solution = [
-        {"tool": "mail_search_messages", "arguments": {"query": "Notes", "sender": sender.email}},
+        {"tool": "mail_search_messages", "arguments": {"query": "Notes", "folder": "inbox"}},
         *[{"tool": "mail_get_message", "arguments": {"message_id": m}, "id": f"m{i}"} for i, m in reads],
         {**writes[0], "expect_error": True},
         {"tool": "files_create_directory", "arguments": {"path": folder, "parents": len(missing) > 1}},
@@ -288,17 +269,10 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
         turns=[
             {
                 "user": request,
-                "checks": [c for i in items for c in _note_checks(i, paths[i], pos[i])],
+                "checks": [
+                    c for i in items for c in _note_checks(i, paths[i], pos[i], discounts[i], next_steps[i])
+                ],
                 "solution": solution,
             }
         ],
-        checks=[
-            _bounded(
-                "Only the new folders and the requested note files are added; the mails may be read or filed",
-                _allow("files_nodes", {"path": {"in": missing + paths}}, "added"),
-                _allow("mail_messages", {"id": {"in": mail_ids}}, "changed"),
-                _allow("mail_labels", {"message_id": {"in": mail_ids}}, "added"),
-            )
-        ],
-        safety=NO_DELETE,
     )

@@ -9,18 +9,7 @@ from coworkenv.servers.demo import DemoPerson
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import (
-    NO_DELETE,
-    _allow,
-    _at,
-    _bounded,
-    _field,
-    _first,
-    _invoice,
-    _op,
-    _order,
-    _plant,
-)
+from ._shared import _at, _field, _first, _guard, _invoice, _op, _order, _plant
 
 # -- tickets_route_by_rule -----------------------------------------------------------------------
 
@@ -115,17 +104,18 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
     ).fetchone()[0]
     assert early == 0, "a demo ticket falls in the task's time window"
     ids = [r["ticket_id"] for r in results]
-    checks = [
-        _field(
+    checks = []
+    for tid, (queue, _), op in zip(ids, plan, operations, strict=True):
+        title = op["params"]["title"]
+        check = _field(
             f"ticket-{tid}-queue",
             "tickets_tickets",
             {"id": tid},
             "queue",
             queue,
-            f"#{tid} ({op['params']['title']}) ends in {queue}",
+            f"#{tid} ({title}) ends in {queue}",
         )
-        for tid, (queue, _), op in zip(ids, plan, operations, strict=True)
-    ]
+        checks.append(check if queue != "Support" else _guard(check))
     solution: list[dict[str, Any]] = [
         {
             "tool": "tickets_search_tickets",
@@ -144,15 +134,6 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
         operations=operations,
         title="Route this morning's new Support tickets by a stated rule",
         turns=[{"user": ctx.choice(ROUTING_REQUESTS), "checks": checks, "solution": solution}],
-        checks=[
-            _bounded(
-                "Only the new tickets change (comments and tags on them are fine)",
-                _allow("tickets_tickets", {"id": {"in": ids}}, "changed"),
-                _allow("tickets_tags", {"ticket_id": {"in": ids}}, "added", "removed"),
-                _allow("tickets_comments", {"ticket_id": {"in": ids}}, "added"),
-            )
-        ],
-        safety=NO_DELETE,
     )
 
 
@@ -235,18 +216,6 @@ def mail_label_by_sender(ctx: FamilyContext) -> Task:
         }
         for mid, label in labelled
     ]
-    checks += [
-        {
-            "id": f"exactly-{label}",
-            "type": "count",
-            "table": "mail_labels",
-            "where": {"label": label, "message_id": {"ge": ids[0]}},
-            "op": "eq",
-            "value": sum(1 for _, lab in labelled if lab == label),
-            "description": f"No other new mail carries the label {label}",
-        }
-        for label in labels.values()
-    ]
     solution: list[dict[str, Any]] = [
         {
             "tool": "mail_search_messages",
@@ -267,12 +236,4 @@ def mail_label_by_sender(ctx: FamilyContext) -> Task:
         operations=operations,
         title=f"Label this morning's mail: external senders and the {team} team",
         turns=[{"user": request, "checks": checks, "solution": solution}],
-        checks=[
-            _bounded(
-                "Only the new mails change, and only the rule's mails get labels",
-                _allow("mail_labels", {"message_id": {"in": [m for m, _ in labelled]}}, "added"),
-                _allow("mail_messages", {"id": {"in": ids}}, "changed"),
-            )
-        ],
-        safety=NO_DELETE,
     )
