@@ -35,11 +35,13 @@ from coworkenv.servers import get_service
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint, check_problems
 
+from .acceptance import acceptance_variants
+from .mutants import mutants
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
 from .runner import reference_footprint, run_episode, system_prompt
 from .seeding import SeedCache, SeedError
-from .variants import Variant, acceptance_variants, mutants, tool_kind, write_steps
+from .variants import Variant, tool_kind, write_steps
 
 STAGES = ("seed", "checks", "noop", "oracle", "no_peeking", "deterministic", "mutants", "acceptance")
 
@@ -325,8 +327,10 @@ PATH_ARGUMENTS = ("path", "source", "attachments")
 
 def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
     """Solution steps that use an id, address or path nothing has shown yet, and a first
-    write that comes before any read."""
+    write that comes before any read. An id counts as shown when a message states it, or
+    when a result of the same service returned it under an id key."""
     seen = [prompt.lower()]
+    ids: dict[str, set[int]] = defaultdict(set)
     calls = iter([e for e in oracle.tool_calls if e.actor != "event"])
     out = []
     wrote = read = False
@@ -334,10 +338,15 @@ def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
         seen.append(turn.user.lower())
         for j, step in enumerate(turn.solution):
             where = f"turns[{i}].solution[{j}] ({step.tool})"
+            service = step.tool.partition("_")[0]
             text = "\n".join(seen)
             for name, value in step.arguments.items():
                 for literal in _identifiers(name, value):
-                    if literal.lower() not in text:
+                    if isinstance(literal, int):
+                        shown = literal in ids[service] or bool(re.search(rf"(?<![\d.]){literal}(?!\d)", text))
+                    else:
+                        shown = literal.lower() in text
+                    if not shown:
                         out.append(
                             f"{where} uses {name}={literal!r} before any message or tool result showed it"
                         )
@@ -348,11 +357,33 @@ def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
             wrote = wrote or not is_read
             entry = next(calls, None)
             if entry is not None:
-                seen.append(json.dumps(entry.result, default=str).lower())
+                if is_read:  # a write's result echoes what the solution itself wrote
+                    seen.append(json.dumps(_texts(entry.result), default=str).lower())
+                ids[entry.service] |= set(_ids(entry.result))
     return out
 
 
-def _identifiers(name: str, value: Any) -> list[str]:
+def _ids(value: Any, key: str = "") -> list[int]:
+    """Integers a result holds under an id key (`id`, `ticket_id`, ...)."""
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in _ids(v, k)]
+    if isinstance(value, list):
+        return [x for v in value for x in _ids(v, key)]
+    if isinstance(value, int) and not isinstance(value, bool) and ID_ARGUMENT.search(key):
+        return [value]
+    return []
+
+
+def _texts(value: Any) -> list[str]:
+    """The strings of a result, where addresses, paths and ids written in text are shown."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _texts(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _texts(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def _identifiers(name: str, value: Any) -> list[str | int]:
     """The literals of an argument that must have been seen: ids, addresses, paths."""
     if isinstance(value, dict):
         return []  # a $ref: seen by construction
@@ -361,12 +392,12 @@ def _identifiers(name: str, value: Any) -> list[str]:
     if isinstance(value, bool):
         return []
     if isinstance(value, int) and ID_ARGUMENT.search(name):
-        return [str(value)]
+        return [value]
     if isinstance(value, str):
         if name in PATH_ARGUMENTS and value.startswith("/"):
             return [value]
         if name in ("to", "cc", "bcc", "attendees", "add_attendees", "assignee", "requester", "email"):
-            return _ADDRESS.findall(value)
+            return list(_ADDRESS.findall(value))
     return []
 
 
