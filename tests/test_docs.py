@@ -142,3 +142,16 @@ def test_every_python_snippet_runs_as_a_script(doc: Path, tmp_path: Path) -> Non
         # the snippet read real records: every oracle run is a demonstration
         assert len((tmp_path / "out" / "trl" / "sft.jsonl").read_text().splitlines()) == 3
         assert len((tmp_path / "out" / "rl" / "rl.jsonl").read_text().splitlines()) == 3
+
+
+async def test_the_task_format_example_is_a_task_that_passes_the_whole_contract() -> None:
+    import re
+
+    from coworkenv.rollout.validation import validate_task
+    from coworkenv.task import parse_task
+
+    block = re.search(r"```json\n(.*?)```", (ROOT / "docs" / "tasks.md").read_text(), re.S)
+    assert block is not None
+    report = await validate_task(parse_task(block.group(1), source="docs/tasks.md"))
+    assert report.summary() == "ok"
+    assert set(report.kill_rates().values()) == {1.0} and set(report.acceptance_rates().values()) == {1.0}
