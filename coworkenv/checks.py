@@ -169,8 +169,10 @@ class AllowedChange(_Spec):
 
 
 class BoundedDiff(_Check):
-    """No collateral damage: every row added, removed or changed falls in an `allowed` set.
-    A changed row is allowed when its new (or old) values match the allowed `where`."""
+    """Every row added, removed or changed falls in an `allowed` set (a changed row is allowed
+    when its new or old values match the allowed `where`). Rarely needed: every task already
+    has the collateral guard (see Guards), which derives what may change from the reference
+    solution; use Guards.allow for a change beyond it."""
 
     type: Literal["bounded_diff"] = "bounded_diff"
     allowed: list[AllowedChange] = Field(default_factory=list)
