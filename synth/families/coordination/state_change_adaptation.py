@@ -256,11 +256,11 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
 
 # -- meeting_moved_announced ---------------------------------------------------------------------
 
-ASKS = [
-    ("bring the list of their open escalations", "escalations"),
-    ("read the draft SLA before the meeting", "SLA"),
-    ("add their topics to the agenda beforehand", "agenda"),
-    ("look at the February support metrics first", "metrics"),
+ASKS = [  # (the request's words, the mail's words, the word the mail must contain)
+    ("bring the list of their open escalations", "bring the list of your open escalations", "escalations"),
+    ("read the draft SLA before the meeting", "read the draft SLA beforehand", "SLA"),
+    ("add their topics to the agenda beforehand", "add your topics to the agenda beforehand", "agenda"),
+    ("look at the February support metrics first", "look at the February support metrics first", "metrics"),
 ]
 MOVED_MEETINGS = [
     "Support roadmap review",
@@ -290,13 +290,13 @@ def _moved_plan(ctx: FamilyContext) -> Json | None:
 
 
 def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPerson]) -> Json:
-    ask, token = ctx.choice(ASKS)
+    ask, asked, token = ctx.choice(ASKS)
     day, organizer, emails = plan["day"], plan["group"][0], [p.email for p in people]
     checks = [
         _mail_sent(f"asked-{i}", f"A mail to {p.name} asks them to {ask}", [p.email], [{"text": token}])
         for i, p in enumerate(people)
     ]
-    note = f"Hi all,\n\nahead of {title}, could you please {ask}?\n\nThanks,\n{_first(ctx.user)}"
+    note = f"Hi all,\n\nbefore the {title}, could you please {asked}?\n\nThanks,\n{_first(ctx.user)}"
     return {
         "user": ctx.choice(
             [
@@ -330,7 +330,7 @@ def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPe
     ]
     local = new.astimezone(ZoneInfo(user.time_zone))
     city = user.time_zone.rsplit("/", 1)[-1].replace("_", " ")
-    text = f"Hi all,\n\nquick update: {title} has moved and now starts at {local:%H:%M} {city} time, "
+    text = f"Hi all,\n\nquick update: the {title} has moved and now starts at {local:%H:%M} {city} time, "
     text += f"the same day.\n\nThanks,\n{_first(user)}"
     move = {"event_id": event_id, "start": format_time(new)}
     return {
