@@ -2,8 +2,9 @@
 moving a meeting out of a conflict.
 
 They plan on a fork of the demo workspace with the calendar's own free/busy code and retry
-with other days and people until the planted state leaves exactly the intended answer, so
-their checks can be strict without being unfair.
+with other days and people until the planted state leaves exactly the intended answers (the
+starts of one free stretch, or the first slot after a call), so their checks can be strict
+without being unfair; a booking is judged by whether it fits, not by which fitting start.
 """
 
 from __future__ import annotations
