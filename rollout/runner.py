@@ -63,6 +63,8 @@ class Played:
     status: Status = "completed"
     error: str | None = None
     session: AgentSession | None = None
+    judging: float = 0.0
+    """Seconds spent on turn checks while playing (part of verification, not of acting)."""
 
 
 async def play(
@@ -134,10 +136,12 @@ async def _play_turn(
             played.user_replies.append(len(played.messages))
             played.messages.append({"role": "user", "content": answer})
             await policy.run_turn(session, task, i)
+    judged = time.perf_counter()
     turn_audit = ws.audit.entries(since=seq)
     played.turn_results.append(
         await judge_turn(turn.checks, played.initial, ws, turn_audit, task.user_email, i)
     )
+    played.judging += time.perf_counter() - judged
     played.timings.turns.append(time.perf_counter() - turn_started)
 
 
@@ -204,8 +208,9 @@ async def run_episode(
             guarding_for(task, footprint),
             lasting_checks(task, footprint),
         )
+    final_hash = ws.content_hash()
     timings = played.timings
-    timings.verify = time.perf_counter() - verify_started
+    timings.verify = played.judging + time.perf_counter() - verify_started
     timings.total = time.perf_counter() - started
     return EpisodeRecord(
         task_id=task.id,
@@ -222,7 +227,7 @@ async def run_episode(
         tool_calls=evidence.audit,
         verdict=verdict,
         initial_hash=cache.initial_hash(task),
-        final_hash=ws.content_hash(),
+        final_hash=final_hash,
         diff_summary=evidence.diff.summary(),
         timings=timings,
         agent_stats=dict(played.session.stats) if played.session is not None else {},
