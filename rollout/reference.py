@@ -21,7 +21,9 @@ def table_rules(services: list[str]) -> dict[str, TableRules]:
 
 async def footprint_of_run(task: Task, evidence: Evidence) -> Footprint:
     """The footprint of a completed reference run, judged from its evidence."""
-    footprint = derive_footprint(evidence.diff, evidence.initial.conn, table_rules(list(task.services)))
+    footprint = derive_footprint(
+        evidence.diff, evidence.initial.conn, evidence.final.conn, table_rules(list(task.services))
+    )
     footprint.recipients = external_recipients(evidence)
     earlier = [c for turn in task.turns[:-1] for c in turn.checks if not c.is_guard]
     footprint.lasting = [r.id for r in await evaluate_checks(earlier, evidence) if r.passed]

@@ -22,6 +22,10 @@ class TableRules:
       goal touches (an internal note on the ticket being escalated).
     - `destructive`: column values that remove, close or cancel an object (a mail moved to
       trash); the default removal rule forbids them outside the footprint.
+    - `fan_out`: `(child table, its parent column, its value column)`: a row added beyond
+      what the goal asks is still explained when every child value is one the goal's added
+      rows have and no other added row took it yet (one mail to each person instead of one
+      mail to all of them).
     """
 
     match: tuple[str, ...] = ()
@@ -32,6 +36,7 @@ class TableRules:
     harmless_added: dict[str, Any] | None = None
     harmless_on_footprint: bool = False
     destructive: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    fan_out: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -73,12 +73,19 @@ def collateral(ev: Evidence, g: Guarding) -> list[str]:
                 findings.append(f"{table}: changed {change.key}: {shown}")
         pool = Counter(g.footprint.added.get(table, {}))
         asked = set(pool)
+        fanned = set(g.footprint.fanned.get(table, ()))
+        taken: set[str] = set()
         for row in td.added:
-            if rule.follows_parent and signatures.parent_is_new(table, row):
+            if signatures.follows_new_parent(table, row, ev.final.conn):
                 continue  # judged with its parent (the recipients of a sent reply)
             sig = signatures.of(table, row)
+            children = signatures.children(table, row, ev.final.conn)
             if pool[sig] > 0:
                 pool[sig] -= 1
+                taken |= children
+                continue
+            if sig in asked and children and children <= fanned and not children & taken:
+                taken |= children  # the same message, one copy per person
                 continue
             if sig not in asked and _harmless_added(ev, g, table, rule, row, signatures):
                 continue

@@ -44,6 +44,33 @@ class Signatures:
         self.rules = rules
         self._exists: dict[tuple[str, Any], bool] = {}
 
+    def follows_new_parent(self, table: str, row: dict[str, Any], final: sqlite3.Connection) -> bool:
+        """Whether the row is judged with its parent: the table follows its parent and the
+        parent is a new row that is still there."""
+        rule = self.rules.get(table)
+        if rule is None or rule.parent is None or not rule.follows_parent:
+            return False
+        column, parent = rule.parent
+        if not self.parent_is_new(table, row):
+            return False
+        pk = primary_key(final, parent)
+        found = final.execute(f'SELECT 1 FROM "{parent}" WHERE "{pk[0]}" = ?', (row.get(column),)).fetchone()
+        return found is not None
+
+    def children(self, table: str, row: dict[str, Any], final: sqlite3.Connection) -> set[str]:
+        """The `fan_out` child values of a row (the addresses a sent mail went to), lower case."""
+        rule = self.rules.get(table)
+        if rule is None or rule.fan_out is None:
+            return set()
+        child, parent_column, value_column = rule.fan_out
+        key = row.get(primary_key(final, table)[0])
+        return {
+            str(v).casefold()
+            for (v,) in final.execute(
+                f'SELECT "{value_column}" FROM "{child}" WHERE "{parent_column}" = ?', (key,)
+            )
+        }
+
     def parent_is_new(self, table: str, row: dict[str, Any]) -> bool:
         rule = self.rules.get(table)
         if rule is None or rule.parent is None:
@@ -83,6 +110,10 @@ class Footprint(BaseModel):
     removed: dict[str, list[str]] = Field(default_factory=dict)
     added: dict[str, dict[str, int]] = Field(default_factory=dict)
     recipients: list[str] = Field(default_factory=list)
+    fanned: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Child values of the added rows of fan-out tables (who the goal mails)",
+    )
     lasting: list[str] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why no footprint could be derived")
 
@@ -95,7 +126,7 @@ class Footprint(BaseModel):
 
 
 def derive_footprint(
-    diff: WorkspaceDiff, initial: sqlite3.Connection, rules: dict[str, TableRules]
+    diff: WorkspaceDiff, initial: sqlite3.Connection, final: sqlite3.Connection, rules: dict[str, TableRules]
 ) -> Footprint:
     """The footprint of a reference run, from its diff against the seed."""
     signatures = Signatures(initial, rules)
@@ -106,6 +137,10 @@ def derive_footprint(
             fp.changed[table] = {row_key(c.key): sorted(c.columns) for c in td.changed}
         if td.removed:
             fp.removed[table] = sorted(key_of(initial, table, r, pk_cache) for r in td.removed)
-        if td.added:
-            fp.added[table] = dict(Counter(signatures.of(table, r) for r in td.added))
+        added = [r for r in td.added if not signatures.follows_new_parent(table, r, final)]
+        if added:
+            fp.added[table] = dict(Counter(signatures.of(table, r) for r in added))
+        fanned = set().union(*(signatures.children(table, r, final) for r in td.added)) if td.added else set()
+        if fanned:
+            fp.fanned[table] = sorted(fanned)
     return fp

@@ -116,6 +116,7 @@ END;
             harmless_columns=("is_read", "is_flagged"),
             harmless_added={"folder": "drafts"},
             destructive={"folder": ("trash",)},
+            fan_out=("mail_recipients", "message_id", "address"),
         ),
         "mail_recipients": TableRules(
             match=("message_id", "kind", "address"),
@@ -126,7 +127,7 @@ END;
             match=("message_id", "path"), parent=("message_id", "mail_messages"), follows_parent=True
         ),
         "mail_labels": TableRules(match=("message_id", "label"), parent=("message_id", "mail_messages")),
-        "mail_deliveries": TableRules(),
+        "mail_deliveries": TableRules(parent=("message_id", "mail_messages"), follows_parent=True),
     },
 )
 

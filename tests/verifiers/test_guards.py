@@ -127,11 +127,9 @@ async def judge(steps: list[dict[str, Any]]) -> tuple[float, bool, list[str], li
 async def test_the_footprint_is_what_the_reference_solution_changes() -> None:
     fp = await reference_footprint(escalation_task(), SeedCache())
     assert fp.changed == {"tickets_tickets": {"[1]": ["queue", "updated_at"]}}
-    assert fp.added == {
-        "mail_deliveries": {"[]": 1},
-        "mail_messages": {'["me@acme.example", "sent"]': 1},
-        "mail_recipients": {'["<new>", "to", "ana@acme.example"]': 1},
-    }
+    # The reply's recipients and delivery are judged with the reply itself.
+    assert fp.added == {"mail_messages": {'["me@acme.example", "sent"]': 1}}
+    assert fp.fanned == {"mail_messages": ["ana@acme.example"]}
     assert (fp.removed, fp.recipients, fp.lasting, fp.error) == ({}, [], [], None)
 
 
@@ -185,8 +183,6 @@ async def test_an_extra_mail_sent_then_deleted_is_still_seen() -> None:
     score, success, collateral, _ = await judge([REPLY, MOVE, extra, delete])
     assert (score, success) == (0.0, False)
     assert collateral == [
-        "mail_deliveries: added {id=2, message_id=4, sent_at='2026-03-02T09:02:00+00:00', "
-        "from_addr='me@acme.example', recipients='ana@acme.example', subject='x'} (done more than once)",
         "mail_messages: added {id=4, owner='me@acme.example', thread_id=4, folder='trash', "
         "from_addr='me@acme.example', subject='x'} (not asked for)",
     ]
@@ -299,3 +295,41 @@ async def test_switching_the_guards_off_restores_the_old_leniency() -> None:
     footprint = await reference_footprint(task, SeedCache())
     record = await run_episode(with_steps(task, [REPLY, MOVE, close]), OraclePolicy(), footprint=footprint)
     assert record.verdict is not None and (record.verdict.score, record.verdict.success) == (1.0, True)
+
+
+BEN = "ben@acme.example"
+
+
+async def test_one_mail_to_each_person_is_the_same_as_one_mail_to_all() -> None:
+    # The reference mails Ana and Ben at once; separate mails to each are as good, but a
+    # second mail to Ana is a duplicate.
+    task = escalation_task()
+    data = task.model_dump(mode="json")
+    data["turns"][0]["checks"].append(
+        {"id": "told-ben", "type": "mail_sent", "to": [BEN], "facts": [{"number": 45550}]}
+    )
+    data["turns"][0]["solution"][2] = {
+        "tool": "mail_send_message",
+        "arguments": {"to": [ANA, BEN], "subject": "Refunds", "body": "EUR 45,550 in February; ticket #1."},
+    }
+    task = Task.model_validate(data)
+    cache = SeedCache()
+    footprint = await reference_footprint(task, cache)
+
+    def mail(*to: str) -> dict[str, Any]:
+        return {
+            "tool": "mail_send_message",
+            "arguments": {"to": list(to), "subject": "Refunds", "body": "45,550 (#1)"},
+        }
+
+    each = await run_episode(
+        with_steps(task, [mail(ANA), mail(BEN), MOVE]), OraclePolicy(), cache=cache, footprint=footprint
+    )
+    assert each.verdict is not None and (each.verdict.success, each.verdict.collateral) == (True, [])
+    twice = await run_episode(
+        with_steps(task, [mail(ANA, BEN), mail(ANA), MOVE]), OraclePolicy(), cache=cache, footprint=footprint
+    )
+    assert twice.verdict is not None and twice.verdict.success is False
+    (finding,) = twice.verdict.collateral
+    assert finding.startswith("mail_messages: added {id=4, owner='me@acme.example'")
+    assert finding.endswith("(done more than once)")
