@@ -296,7 +296,7 @@ def _collateral_mutants(task: Task, seed: Workspace, footprint: Footprint) -> li
                 (
                     "overwrite",
                     f"overwrite unrelated file {path}",
-                    step_of("files_write_file", path=path, content="overwritten"),
+                    step_of("files_write_file", path=path, content="overwritten", mode="overwrite"),
                 ),
             ]
         harms.append(
@@ -360,7 +360,7 @@ def _undo(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
         row = seed.conn.execute("SELECT content FROM files_nodes WHERE path = ?", (args["path"],)).fetchone()
         if row is None:
             return step_of("files_delete_path", path=args["path"])
-        return step_of("files_write_file", path=args["path"], content=row[0])
+        return step_of("files_write_file", path=args["path"], content=row[0], mode="overwrite")
     return None
 
 

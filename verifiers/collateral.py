@@ -91,7 +91,12 @@ def collateral(ev: Evidence, g: Guarding) -> list[str]:
                 continue
             if _allowed(g, table, "added", row):
                 continue
-            why = "done more than once" if sig in asked else "not asked for"
+            if sig not in asked:
+                why = "not asked for"
+            elif children and not children <= fanned:
+                why = "to someone the task does not mail"
+            else:
+                why = "done more than once"
             findings.append(f"{table}: added {_short(row)} ({why})")
     return findings
 

@@ -814,16 +814,30 @@ def states_person(text: str, name: str, email: str) -> bool:
 
 def states_text(text: str, phrase: str) -> bool:
     """Whether `phrase` occurs in `text` on word boundaries, ignoring case, accents, spacing,
-    and typographic quotes and dashes."""
+    and typographic quotes and dashes. A phrase with digits (an order number, a version) is
+    matched whatever the separators between its letter and digit runs (PO-7781 = PO 7781 =
+    PO7781; 4.2.1 also in v4.2.1), but never inside a longer number."""
     wanted = _plain(phrase)
     if not wanted:
         raise ValueError("the phrase to look for is empty")
+    if any(c.isdigit() for c in wanted):
+        return re.search(_identifier_pattern(wanted), _plain(text)) is not None
     pattern = re.escape(wanted)
     if wanted[0].isalnum():
         pattern = r"(?<![^\W_])" + pattern
     if wanted[-1].isalnum():
         pattern += r"(?![^\W_])"
     return re.search(pattern, _plain(text)) is not None
+
+
+def _identifier_pattern(wanted: str) -> str:
+    tokens = re.findall(r"\d+|[^\W\d_]+", wanted)
+    if not tokens:
+        return re.escape(wanted)
+    pattern = r"[\W_]{0,3}".join(re.escape(t) for t in tokens)
+    lead = r"(?<!\d)(?<!\d[.,])" if tokens[0][0].isdigit() else r"(?<![^\W_])"
+    tail = r"(?!\d)(?![.,]\d)" if tokens[-1][-1].isdigit() else r"(?![^\W_])"
+    return lead + pattern + tail
 
 
 # ---------------------------------------------------------------------------------------

@@ -374,6 +374,15 @@ def test_states_person_hyphenated_and_single_names() -> None:
         ("The refunds were approved.", "refund", False),
         ("Prerefund note", "refund", False),
         ("The refund was denied.", "refund was approved", False),
+        # identifiers and versions, whatever the separators
+        ("against PO 7781.", "PO-7781", True),
+        ("PO7781 is late", "PO-7781", True),
+        ("see po-7781", "PO 7781", True),
+        ("firmware v4.2.1 fixes it", "4.2.1", True),
+        ("firmware 4.2.10", "4.2.1", False),
+        ("order PO-77810", "PO-7781", False),
+        ("order PO-778", "PO-7781", False),
+        ("14.2.1 build", "4.2.1", False),
     ],
 )
 def test_states_text(text: str, phrase: str, expected: bool) -> None:
