@@ -20,7 +20,8 @@ class Timings(BaseModel):
     seed: float = 0.0
     turns: list[float] = Field(default_factory=list)
     verify: float = Field(
-        default=0.0, description="All of verification: turn checks, final checks, safety, collateral, final hash"
+        default=0.0,
+        description="All of verification: turn checks, final checks, safety, collateral, final hash",
     )
     total: float = 0.0
 

@@ -343,7 +343,9 @@ def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
             for name, value in step.arguments.items():
                 for literal in _identifiers(name, value):
                     if isinstance(literal, int):
-                        shown = literal in ids[service] or bool(re.search(rf"(?<![\d.]){literal}(?!\d)", text))
+                        shown = literal in ids[service] or bool(
+                            re.search(rf"(?<![\d.]){literal}(?!\d)", text)
+                        )
                     else:
                         shown = literal.lower() in text
                     if not shown:

@@ -1005,7 +1005,13 @@ async def test_a_check_naming_an_unknown_table_column_or_operator_fails_with_the
     result = await evaluate({**check, "id": "broken", "weight": 3}, initial, final)
     role = "guard" if check["type"] in ("unchanged", "bounded_diff", "tool_not_called") else "goal"
     assert result == CheckResult(
-        id="broken", type=check["type"], passed=False, weight=3.0, message=NOT_EVALUATED, error=error, role=role
+        id="broken",
+        type=check["type"],
+        passed=False,
+        weight=3.0,
+        message=NOT_EVALUATED,
+        error=error,
+        role=role,
     )
 
 
