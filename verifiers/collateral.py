@@ -73,19 +73,21 @@ def collateral(ev: Evidence, g: Guarding) -> list[str]:
                 findings.append(f"{table}: changed {change.key}: {shown}")
         pool = Counter(g.footprint.added.get(table, {}))
         asked = set(pool)
-        fanned = set(g.footprint.fanned.get(table, ()))
-        taken: set[str] = set()
+        fanned = Counter(g.footprint.fanned.get(table, {}))
+        taken: Counter[str] = Counter()
         for row in td.added:
             if signatures.follows_new_parent(table, row, ev.final.conn):
                 continue  # judged with its parent (the recipients of a sent reply)
             sig = signatures.of(table, row)
             children = signatures.children(table, row, ev.final.conn)
-            if pool[sig] > 0:
+            # Nobody gets more of these than the goal sends them (once, for someone it copies).
+            fresh = all(taken[c] < max(fanned[c], 1) for c in children)
+            if pool[sig] > 0 and fresh:
                 pool[sig] -= 1
-                taken |= children
+                taken.update(children)
                 continue
-            if sig in asked and children and children <= fanned and not children & taken:
-                taken |= children  # the same message, one copy per person
+            if sig in asked and children and all(taken[c] < fanned[c] for c in children):
+                taken.update(children)  # the same message, one copy per person
                 continue
             if sig not in asked and _harmless_added(ev, g, table, rule, row, signatures):
                 continue
@@ -93,7 +95,7 @@ def collateral(ev: Evidence, g: Guarding) -> list[str]:
                 continue
             if sig not in asked:
                 why = "not asked for"
-            elif children and not children <= fanned:
+            elif children and not all(fanned[c] for c in children):
                 why = "to someone the task does not mail"
             else:
                 why = "done more than once"

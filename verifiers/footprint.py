@@ -110,9 +110,10 @@ class Footprint(BaseModel):
     removed: dict[str, list[str]] = Field(default_factory=dict)
     added: dict[str, dict[str, int]] = Field(default_factory=dict)
     recipients: list[str] = Field(default_factory=list)
-    fanned: dict[str, list[str]] = Field(
+    fanned: dict[str, dict[str, int]] = Field(
         default_factory=dict,
-        description="Child values of the added rows of fan-out tables (who the goal mails)",
+        description="Child values of the added rows of fan-out tables and how many rows have each "
+        "(who the goal mails, how often)",
     )
     lasting: list[str] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why no footprint could be derived")
@@ -140,7 +141,7 @@ def derive_footprint(
         added = [r for r in td.added if not signatures.follows_new_parent(table, r, final)]
         if added:
             fp.added[table] = dict(Counter(signatures.of(table, r) for r in added))
-        fanned = set().union(*(signatures.children(table, r, final) for r in td.added)) if td.added else set()
+        fanned = Counter(c for r in td.added for c in signatures.children(table, r, final))
         if fanned:
-            fp.fanned[table] = sorted(fanned)
+            fp.fanned[table] = dict(sorted(fanned.items()))
     return fp

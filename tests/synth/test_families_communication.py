@@ -361,7 +361,8 @@ async def test_the_right_reply_sent_twice_or_with_a_mail_trashed_fails(
     right = reply.model_dump(exclude_none=True)
     twice = await judge(figure_task, [*reads(figure_task), right, right], cache)
     assert (twice.success, twice.score, twice.verdict.raw_score) == (False, 0.0, 1.0)
-    assert sorted(c.split(":")[0] for c in twice.verdict.collateral) == ["mail_deliveries", "mail_messages"]
+    # the second reply is the duplicate; its delivery and recipients are judged with it
+    assert [c.split(":")[0] for c in twice.verdict.collateral] == ["mail_messages"]
     assert all(c.endswith("(done more than once)") for c in twice.verdict.collateral)
     trashed = await judge(
         figure_task,
