@@ -1,4 +1,8 @@
-"""A template family: copy it to write a new one."""
+"""The smallest complete family (escalate an outage ticket): copy it to write a new one.
+
+It shows the contract every family meets: goal checks of what the user asked, no hand-written
+list of what may change (the collateral guard derives it from the solution), and a solution
+that looks up every id and address before it uses one."""
 
 from __future__ import annotations
 
@@ -89,8 +93,13 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                 "solution": [
                     {"tool": "directory_search_people", "arguments": {"query": "SRE"}, "id": "sre"},
                     {
+                        "tool": "directory_search_people",
+                        "arguments": {"query": customer.name},
+                        "id": "customer",
+                    },
+                    {
                         "tool": "tickets_search_tickets",
-                        "arguments": {"query": system, "requester": customer.email},
+                        "arguments": {"query": system, "requester": {"$ref": "customer.people.0.email"}},
                         "id": "found",
                     },
                     {
@@ -105,12 +114,4 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                 ],
             }
         ],
-        checks=[
-            {
-                "id": "only-that-ticket",
-                "type": "bounded_diff",
-                "allowed": [{"table": "tickets_tickets", "where": {"id": ticket_id}, "kinds": ["changed"]}],
-            }
-        ],
-        safety=[{"id": "no-delete", "type": "no_deletion"}],
     )

@@ -82,7 +82,10 @@ def ticket_task(**overrides: Any) -> Task:
                 ],
             },
         ],
-        "checks": [{"id": "comment-kept", "type": "count", "table": "tickets_comments", "value": 1}],
+        # The customer's comment arrives by an event: it holds without the agent, so it guards.
+        "checks": [
+            {"id": "comment-kept", "type": "count", "table": "tickets_comments", "value": 1, "role": "guard"}
+        ],
         "safety": [{"id": "no-delete", "type": "no_deletion"}],
     }
     data.update(overrides)
@@ -143,10 +146,7 @@ async def test_two_oracle_runs_end_in_the_same_state_and_noop_gets_no_success() 
         ("comment-kept", True),
         ("urgent@end", False),
     ]
-    # The first turn's outcome is re-asserted at the end as a guard, so the no-op's one
-    # passing goal check earns nothing.
-    assert noop.verdict.raw_score == pytest.approx(1 / 3)
-    assert noop.verdict.score == 0.0
+    assert (noop.verdict.raw_score, noop.verdict.score) == (0.0, 0.0)
 
 
 async def test_a_failing_reference_step_makes_an_error_record_not_a_crash() -> None:

@@ -17,7 +17,8 @@ def drafts() -> list[DraftRecord]:
         DraftRecord(slot=0, capability="triage_routing", round=0, generator="g", passed=STAGES[:2],
                     failed_stage="seed_loads", reason="no such queue 'Ops'"),
         DraftRecord(slot=0, capability="triage_routing", round=1, generator="g", passed=STAGES,
-                    kept=True, final=True, task_id="t-escalate", kill_rate=0.75),
+                    kept=True, final=True, task_id="t-escalate", kill_rate=0.75,
+                    kill_rates={"drop": 1.0, "duplicate": 0.5}, acceptance_rates={"reply_all": 1.0}),
         DraftRecord(slot=1, capability="triage_routing", round=0, generator="g", passed=STAGES,
                     kept=True, final=True, task_id="t-other", kill_rate=1.0),
     ]  # fmt: skip
@@ -26,7 +27,14 @@ def drafts() -> list[DraftRecord]:
 def test_each_kept_task_has_its_rounds_and_kill_rate() -> None:
     funnel = build_funnel(drafts(), [ticket_task()])
     assert funnel.kept_tasks == [
-        KeptTask(task_id="t-escalate", capability="triage_routing", rounds=2, kill_rate=0.75),
+        KeptTask(
+            task_id="t-escalate",
+            capability="triage_routing",
+            rounds=2,
+            kill_rate=0.75,
+            kill_rates={"drop": 1.0, "duplicate": 0.5},
+            acceptance_rates={"reply_all": 1.0},
+        ),
         KeptTask(task_id="t-other", capability="triage_routing", rounds=1, kill_rate=1.0),
     ]
     assert funnel.rounds_to_keep == {"1": 1, "2": 1}
@@ -36,8 +44,8 @@ def test_the_page_shows_stage_meanings_kept_tasks_and_no_python_repr() -> None:
     page = render_funnel_html(build_funnel(drafts(), [ticket_task()]))
     assert "<td>schema_valid</td><td>the draft is a valid task file</td>" in page
     assert (
-        "<tr><td>t-escalate</td><td>triage_routing</td><td class='n'>2</td><td class='n'>0.75</td></tr>"
-        in page
+        "<tr><td>t-escalate</td><td>triage_routing</td><td class='n'>2</td><td class='n'>0.75</td>"
+        "<td>1/2, short: duplicate 0.50</td><td>all 1</td></tr>" in page
     )
     assert "Rounds to keep: 1 in round 1, 1 in round 2." in page
     words = len(" ".join(t.user for t in ticket_task().turns).split())

@@ -23,8 +23,10 @@ def schema_error() -> dict:
 
 def passes_the_noop() -> dict:
     draft = good_draft()
-    for turn in draft["turns"]:
-        turn["checks"] = []
+    for i, turn in enumerate(draft["turns"]):  # checks that hold before the agent acts
+        turn["checks"] = [
+            {"id": f"ticket-there-{i}", "type": "count", "table": "tickets_tickets", "value": 1}
+        ]
     draft["checks"] = [{"id": "nothing-deleted", "type": "count", "table": "tickets_tickets", "value": 1}]
     return draft
 
@@ -96,8 +98,10 @@ async def test_the_loop_fixes_each_broken_draft_and_rejects_one_never_fixed(tmp_
         "checks_valid": 3,
         "noop_fails": 2,
         "solvable": 1,
+        "no_peeking": 1,
         "deterministic": 1,
         "mutants_killed": 1,
+        "right_variants_pass": 1,
         "unique": 1,
         "kept": 1,
     }
