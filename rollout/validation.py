@@ -64,6 +64,9 @@ class MutantResult(BaseModel):
     kind: str = "alter"
     side: str = "reject"
     detail: str = ""
+    step: str | None = Field(
+        default=None, description="The solution step it varies, e.g. turns[0].solution[2]"
+    )
 
 
 class ValidationReport(BaseModel):
@@ -88,13 +91,28 @@ class ValidationReport(BaseModel):
 
     @property
     def kill_rate(self) -> float | None:
-        if not self.mutants:
-            return None
-        return sum(m.killed for m in self.mutants) / len(self.mutants)
+        """Share of mutants killed, alterations counted once per write step (see kill_rates)."""
+        outcomes = [m.killed for m in self.mutants if m.kind != "alter"]
+        outcomes += self._altered_steps().values()
+        return sum(outcomes) / len(outcomes) if outcomes else None
 
     def kill_rates(self) -> dict[str, float]:
-        """Share of mutants killed, per mutant class."""
-        return _rates(self.mutants, killed=True)
+        """Share of mutants killed, per mutant class. For `alter` the share of write steps
+        with at least one alteration killed: an altered subject that keeps the facts is a
+        right answer, so the contract asks one failing alteration per step, not all."""
+        rates = _rates([m for m in self.mutants if m.kind != "alter"], killed=True)
+        steps = self._altered_steps()
+        if steps:
+            rates["alter"] = sum(steps.values()) / len(steps)
+        return dict(sorted(rates.items()))
+
+    def _altered_steps(self) -> dict[str | None, bool]:
+        """Per write step, whether any alteration of it was killed."""
+        steps: dict[str | None, bool] = {}
+        for m in self.mutants:
+            if m.kind == "alter":
+                steps[m.step] = steps.get(m.step, False) or m.killed
+        return steps
 
     def acceptance_rates(self) -> dict[str, float]:
         """Share of acceptance variants accepted, per variant class."""
@@ -303,6 +321,9 @@ def _result(variant: Variant, record: EpisodeRecord, killed: bool) -> MutantResu
         kind=variant.kind,
         side=variant.side,
         detail=_why(record) if record.verdict is not None else (record.error or ""),
+        step=None
+        if variant.position is None
+        else f"turns[{variant.position[0]}].solution[{variant.position[1]}]",
     )
 
 
