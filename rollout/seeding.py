@@ -69,7 +69,9 @@ class SeedCache:
     def snapshot(self, task: Task) -> Snapshot:
         key = task.content_hash
         if key not in self._snapshots:
-            self._snapshots[key] = seed_workspace(task).snapshot()
+            seeded = seed_workspace(task)
+            seeded.mark_base()  # diffs and hashes of every episode are then relative to the seed
+            self._snapshots[key] = seeded.snapshot()
         return self._snapshots[key]
 
     def fork(self, task: Task) -> Workspace:

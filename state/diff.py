@@ -5,6 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .changes import current_rows, has_changes, lineage, touched
 from .tables import columns, content_tables, primary_key
 
 
@@ -52,9 +53,19 @@ class WorkspaceDiff(BaseModel):
 
 
 def diff_connections(
-    before: sqlite3.Connection, after: sqlite3.Connection, *, include_internal: bool = False
+    before: sqlite3.Connection,
+    after: sqlite3.Connection,
+    *,
+    include_internal: bool = False,
+    use_log: bool = True,
 ) -> WorkspaceDiff:
-    """Compare two databases table by table. Tables present on one side only count as all added or removed."""
+    """Compare two databases table by table. Tables present on one side only count as all added or removed.
+
+    When `after` descends from `before` (both carry the same tracked base and `before` is
+    that base, see `state.changes`), only the rows the change log names are read: the cost
+    is that of the change, not of the workspace. `use_log=False` compares every table."""
+    if use_log and not include_internal and _descends(before, after):
+        return _tracked_diff(after)
     before_tables = set(content_tables(before, include_internal=include_internal))
     after_tables = set(content_tables(after, include_internal=include_internal))
     same = identical_tables(before, after)
@@ -63,6 +74,30 @@ def diff_connections(
         if table in same and table in before_tables and table in after_tables:
             continue
         table_diff = _diff_table(before, after, table, table in before_tables, table in after_tables)
+        if not table_diff.is_empty:
+            result.tables[table] = table_diff
+    return result
+
+
+def _descends(before: sqlite3.Connection, after: sqlite3.Connection) -> bool:
+    base = lineage(before)
+    return base is not None and base == lineage(after) and not has_changes(before)
+
+
+def _tracked_diff(after: sqlite3.Connection) -> WorkspaceDiff:
+    result = WorkspaceDiff()
+    for table, rows in sorted(touched(after).items()):
+        pk = primary_key(after, table)
+        names = columns(after, table)
+        now = current_rows(after, table, rows)
+        if pk == ["rowid"]:
+            names = ["rowid", *names]
+            old = {(rid, *base) for rid, base in rows.items() if base is not None}
+            new = {(rid, *values) for rid, values in now.items()}
+        else:
+            old = {base for base in rows.values() if base is not None}
+            new = set(now.values())
+        table_diff = _compare(names, pk, old - new, new - old)
         if not table_diff.is_empty:
             result.tables[table] = table_diff
     return result
@@ -107,7 +142,13 @@ def _diff_table(
     names, pk, old = _rows(before, table) if in_before else ([], [], set())
     new_names, new_pk, new = _rows(after, table) if in_after else ([], [], set())
     names, pk = names or new_names, pk or new_pk
-    gone, came = old - new, new - old
+    return _compare(names, pk, old - new, new - old)
+
+
+def _compare(
+    names: list[str], pk: list[str], gone: set[tuple[Any, ...]], came: set[tuple[Any, ...]]
+) -> TableDiff:
+    """Rows that left and came, paired by primary key into added, removed and changed."""
     table_diff = TableDiff()
     if not gone and not came:
         return table_diff

@@ -5,6 +5,8 @@ import sqlite3
 from .audit import AUDIT_TABLE
 
 META_TABLE = "workspace_meta"
+CHANGE_LOG_TABLES = ("workspace_changes", "workspace_base")
+"""The change log and the base it is relative to (see `state.changes`): bookkeeping, never content."""
 INTERNAL_TABLES = (META_TABLE, AUDIT_TABLE)
 
 
@@ -22,7 +24,7 @@ def content_tables(conn: sqlite3.Connection, *, include_internal: bool = False) 
             continue
         if any(name.startswith(v + "_") for v in virtual):
             continue
-        if not include_internal and name in INTERNAL_TABLES:
+        if name in CHANGE_LOG_TABLES or (not include_internal and name in INTERNAL_TABLES):
             continue
         names.append(name)
     return sorted(names)

@@ -14,6 +14,7 @@ from typing import Any
 import sqlite_utils
 
 from .audit import AUDIT_SQL, AuditLog
+from .changes import install_tracking, mark_base
 from .clock import CLOCK_KEY, Clock, format_time
 from .content_hash import content_hash
 from .diff import WorkspaceDiff, diff_connections
@@ -102,6 +103,8 @@ class Workspace:
             CLOCK_KEY: format_time(clock_start),
         }
         conn.executemany(f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)", meta.items())
+        install_tracking(conn)
+        mark_base(conn)
         return cls(conn, names, Path(path) if path is not None else None)
 
     @classmethod
@@ -222,6 +225,11 @@ class Workspace:
         cursor = self.conn.execute(sql, tuple(params))
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+
+    def mark_base(self) -> None:
+        """Make the current state the base that diffs and hashes of this workspace and its
+        forks are computed from (see `state.changes`); seeds call it once seeded."""
+        mark_base(self.conn)
 
     def content_hash(self) -> str:
         """The canonical content hash (see `state.content_hash`)."""

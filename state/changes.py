@@ -1,0 +1,163 @@
+"""Change tracking: which rows changed since a base state, so diffs and hashes cost what the
+change costs, not what the workspace holds.
+
+Triggers on every content table log each row a write touches (`workspace_changes`: table,
+rowid, and the row as it was in the base, kept from the first touch, as a list of SQL
+literals from `quote()`, which is exact for every type, floats included). `mark_base` makes the
+current state the base: it stores each table's multiset hash (`workspace_base`) and empties
+the log. Forks carry both tables, so a fork of a marked seed knows, for every later state,
+exactly which rows differ from the seed and what they were.
+
+A table's multiset hash is the sum, modulo 2**256, of the SHA-256 of each row's canonical
+JSON (columns in name order): independent of row order, and updated by subtracting the
+touched rows' base values and adding their current ones. It tells equal states from unequal
+ones for verification (not a defence against someone crafting collisions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from .tables import columns, content_tables
+
+CHANGES_TABLE = "workspace_changes"
+BASE_TABLE = "workspace_base"
+LINEAGE = ""
+"""The `workspace_base` row whose digest names the base state itself."""
+
+MODULUS = 2**256
+
+TRACKING_SQL = f"""
+CREATE TABLE {CHANGES_TABLE} (tbl TEXT NOT NULL, rid INTEGER NOT NULL, base TEXT, PRIMARY KEY (tbl, rid))
+    WITHOUT ROWID;
+CREATE TABLE {BASE_TABLE} (tbl TEXT PRIMARY KEY, digest TEXT NOT NULL);
+"""
+
+
+def install_tracking(conn: sqlite3.Connection) -> None:
+    """Create the log tables and the triggers on every content table."""
+    conn.executescript(TRACKING_SQL)
+    for table in content_tables(conn):
+        names = " || ',' || ".join(f'quote(old."{c}")' for c in columns(conn, table))
+        log = f"INSERT OR IGNORE INTO {CHANGES_TABLE} (tbl, rid, base) VALUES ('{table}', "
+        conn.executescript(
+            f"""
+CREATE TRIGGER "{table}__track_insert" AFTER INSERT ON "{table}" BEGIN
+    {log}new.rowid, NULL);
+END;
+CREATE TRIGGER "{table}__track_update" AFTER UPDATE ON "{table}" BEGIN
+    {log}old.rowid, {names});
+    {log}new.rowid, NULL);
+END;
+CREATE TRIGGER "{table}__track_delete" AFTER DELETE ON "{table}" BEGIN
+    {log}old.rowid, {names});
+END;
+"""
+        )
+
+
+def is_tracked(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (BASE_TABLE,)
+    ).fetchone()
+    return row is not None
+
+
+def mark_base(conn: sqlite3.Connection) -> None:
+    """Make the current state the base: store every table's multiset hash, empty the log."""
+    digests = {table: table_digest(conn, table) for table in content_tables(conn)}
+    lineage = hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()
+    conn.execute(f"DELETE FROM {CHANGES_TABLE}")
+    conn.execute(f"DELETE FROM {BASE_TABLE}")
+    conn.executemany(
+        f"INSERT INTO {BASE_TABLE} (tbl, digest) VALUES (?, ?)",
+        [(LINEAGE, lineage), *((t, format(d, "064x")) for t, d in digests.items())],
+    )
+
+
+def lineage(conn: sqlite3.Connection) -> str | None:
+    """The base this state descends from, or None when it is not tracked or no base was marked."""
+    if not is_tracked(conn):
+        return None
+    row = conn.execute(f"SELECT digest FROM {BASE_TABLE} WHERE tbl = ?", (LINEAGE,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def has_changes(conn: sqlite3.Connection) -> bool:
+    return conn.execute(f"SELECT 1 FROM {CHANGES_TABLE} LIMIT 1").fetchone() is not None
+
+
+def touched(conn: sqlite3.Connection) -> dict[str, dict[int, tuple[Any, ...] | None]]:
+    """Per table, each touched rowid with its base row (a tuple in declaration order), or
+    None when the row was not in the base."""
+    out: dict[str, dict[int, tuple[Any, ...] | None]] = {}
+    for table, rid, base in conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall():
+        # `base` is a list of quote() literals the trigger wrote: SQLite reads them back exactly.
+        out.setdefault(table, {})[rid] = (
+            None if base is None else tuple(conn.execute(f"SELECT {base}").fetchone())
+        )
+    return out
+
+
+def current_rows(conn: sqlite3.Connection, table: str, rowids: Iterable[int]) -> dict[int, tuple[Any, ...]]:
+    """The rows that exist now among `rowids`, by rowid, values in declaration order."""
+    ids = list(rowids)
+    names = ", ".join(f'"{c}"' for c in columns(conn, table))
+    out: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        for rid, *values in conn.execute(
+            f'SELECT rowid, {names} FROM "{table}" WHERE rowid IN ({marks})', chunk
+        ):
+            out[rid] = tuple(values)
+    return out
+
+
+def row_digest(names: list[str], values: tuple[Any, ...]) -> int:
+    """The SHA-256 of a row's canonical JSON (columns sorted by name), as an integer."""
+    ordered = [values[i] for i in sorted(range(len(names)), key=names.__getitem__)]
+    encoded = json.dumps(ordered, separators=(",", ":"), default=_bytes_as_hex).encode()
+    return int.from_bytes(hashlib.sha256(encoded).digest(), "big")
+
+
+def table_digest(conn: sqlite3.Connection, table: str) -> int:
+    """A table's multiset hash from scratch."""
+    names = columns(conn, table)
+    quoted = ", ".join(f'"{n}"' for n in names)
+    total = 0
+    for values in conn.execute(f'SELECT {quoted} FROM "{table}"'):
+        total += row_digest(names, values)
+    return total % MODULUS
+
+
+def table_digests(conn: sqlite3.Connection) -> dict[str, int]:
+    """Every content table's multiset hash: from the base and the log when tracked, else from scratch."""
+    tables = content_tables(conn)
+    if lineage(conn) is None:
+        return {t: table_digest(conn, t) for t in tables}
+    base = {t: int(d, 16) for t, d in conn.execute(f"SELECT tbl, digest FROM {BASE_TABLE} WHERE tbl != ''")}
+    digests = {t: base.get(t, 0) for t in tables}
+    for table, rows in touched(conn).items():
+        if table not in digests:
+            continue
+        names = columns(conn, table)
+        now = current_rows(conn, table, rows)
+        value = digests[table]
+        for rid, before in rows.items():
+            if before is not None:
+                value -= row_digest(names, before)
+            if rid in now:
+                value += row_digest(names, now[rid])
+        digests[table] = value % MODULUS
+    return digests
+
+
+def _bytes_as_hex(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot hash a value of type {type(value).__name__}")
