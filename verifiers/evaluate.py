@@ -88,7 +88,7 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
     """(passed, message) for a declarative check."""
     if isinstance(check, RowExists | RowAbsent | CountIs | FieldEquals | FieldContains):
         validate_where(check.where, ev.columns(check.table), check.table)
-        found = [r for r in ev.rows(check.table) if matches(r, check.where)]
+        found = ev.matching(check.table, check.where)
         if isinstance(check, RowExists):
             return bool(found), f"{len(found)} matching row(s) in {check.table}"
         if isinstance(check, RowAbsent):
@@ -270,7 +270,7 @@ def _states_facts(check: StatesFacts, ev: Evidence) -> tuple[bool, str]:
     for column in check.columns:
         if column not in known:
             raise CheckSpecError(f"table {check.table} has no column {column!r}")
-    found = [r for r in ev.rows(check.table) if matches(r, check.where)]
+    found = ev.matching(check.table, check.where)
     if not found:
         return False, f"no row of {check.table} matches the filter"
     best: list[str] = []

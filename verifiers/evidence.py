@@ -10,7 +10,7 @@ from coworkenv.state import AuditEntry, Workspace, WorkspaceDiff
 from coworkenv.state.diff import diff_connections
 from coworkenv.state.tables import columns, content_tables
 
-from .where import CheckSpecError
+from .where import CheckSpecError, matches
 
 
 class Evidence:
@@ -77,6 +77,22 @@ class Evidence:
         row = cursor.fetchone()
         return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
 
+    def matching(self, table: str, where: dict[str, Any], state: str = "final") -> list[dict[str, Any]]:
+        """The rows of a table that satisfy `where`. Equality and `in` conditions on numbers
+        and text are given to SQLite (an index or the primary key finds the rows), the whole
+        filter is then applied as `matches` defines it; with none, every row is read."""
+        clauses, params = [], []
+        for column, condition in where.items():
+            values = _pushable(condition)
+            if values is not None:
+                clauses.append(f'"{column}" IN ({", ".join("?" * len(values))})')
+                params += values
+        if not clauses:
+            return [r for r in self.rows(table, state) if matches(r, where)]
+        self.columns(table)
+        ws = self.initial if state == "initial" else self.final
+        return [r for r in ws.rows(table, " AND ".join(clauses), params) if matches(r, where)]
+
     def rows(self, table: str, state: str = "final") -> list[dict[str, Any]]:
         """All rows of a table in the initial or final state (cached per evaluation)."""
         key = (state, table)
@@ -85,3 +101,21 @@ class Evidence:
             ws = self.initial if state == "initial" else self.final
             self._rows[key] = ws.rows(table)
         return self._rows[key]
+
+
+def _pushable(condition: Any) -> list[Any] | None:
+    """The values an equality or `in` condition allows, when SQLite compares them exactly as
+    `matches` does (numbers and text, never booleans or NULL); else None."""
+    if isinstance(condition, dict):
+        if set(condition) == {"eq"}:
+            condition = condition["eq"]
+        elif set(condition) == {"in"} and isinstance(condition["in"], list) and condition["in"]:
+            values = condition["in"]
+            return values if all(_plain_value(v) for v in values) else None
+        else:
+            return None
+    return [condition] if _plain_value(condition) else None
+
+
+def _plain_value(value: Any) -> bool:
+    return isinstance(value, int | float | str) and not isinstance(value, bool)
