@@ -1,15 +1,24 @@
 """Run every benchmark: `python -m benchmarks` (or `make bench`); `python -m benchmarks state`
-runs one group (state, tools, memory, validation, rollout, synth)."""
+runs one group (state, tools, memory, validation, scale, rollout, synth)."""
 
 import sys
 
-from . import bench_memory, bench_rollout, bench_state, bench_synth, bench_tools, bench_validation
+from . import (
+    bench_memory,
+    bench_rollout,
+    bench_scale,
+    bench_state,
+    bench_synth,
+    bench_tools,
+    bench_validation,
+)
 
 GROUPS = {
     "state": bench_state.run,
     "tools": bench_tools.run,
     "memory": bench_memory.run,
     "validation": bench_validation.run,
+    "scale": bench_scale.run,
     "rollout": bench_rollout.run,
     "synth": bench_synth.run,
 }

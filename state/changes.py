@@ -34,7 +34,7 @@ MODULUS = 2**256
 TRACKING_SQL = f"""
 CREATE TABLE {CHANGES_TABLE} (tbl TEXT NOT NULL, rid INTEGER NOT NULL, base TEXT, PRIMARY KEY (tbl, rid))
     WITHOUT ROWID;
-CREATE TABLE {BASE_TABLE} (tbl TEXT PRIMARY KEY, digest TEXT NOT NULL);
+CREATE TABLE {BASE_TABLE} (tbl TEXT PRIMARY KEY, digest TEXT NOT NULL, cols TEXT NOT NULL DEFAULT '[]');
 """
 
 
@@ -60,30 +60,28 @@ END;
         )
 
 
-def is_tracked(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (BASE_TABLE,)
-    ).fetchone()
-    return row is not None
-
-
 def mark_base(conn: sqlite3.Connection) -> None:
-    """Make the current state the base: store every table's multiset hash, empty the log."""
-    digests = {table: table_digest(conn, table) for table in content_tables(conn)}
+    """Make the current state the base: store every table's multiset hash and columns, empty the log."""
+    tables = {table: columns(conn, table) for table in content_tables(conn)}
+    digests = {table: table_digest(conn, table, names) for table, names in tables.items()}
     lineage = hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()
     conn.execute(f"DELETE FROM {CHANGES_TABLE}")
     conn.execute(f"DELETE FROM {BASE_TABLE}")
     conn.executemany(
-        f"INSERT INTO {BASE_TABLE} (tbl, digest) VALUES (?, ?)",
-        [(LINEAGE, lineage), *((t, format(d, "064x")) for t, d in digests.items())],
+        f"INSERT INTO {BASE_TABLE} (tbl, digest, cols) VALUES (?, ?, ?)",
+        [
+            (LINEAGE, lineage, "[]"),
+            *((t, format(d, "064x"), json.dumps(tables[t])) for t, d in digests.items()),
+        ],
     )
 
 
 def lineage(conn: sqlite3.Connection) -> str | None:
     """The base this state descends from, or None when it is not tracked or no base was marked."""
-    if not is_tracked(conn):
+    try:
+        row = conn.execute(f"SELECT digest FROM {BASE_TABLE} WHERE tbl = ?", (LINEAGE,)).fetchone()
+    except sqlite3.OperationalError:  # a workspace made before change tracking
         return None
-    row = conn.execute(f"SELECT digest FROM {BASE_TABLE} WHERE tbl = ?", (LINEAGE,)).fetchone()
     return None if row is None else str(row[0])
 
 
@@ -103,16 +101,18 @@ def touched(conn: sqlite3.Connection) -> dict[str, dict[int, tuple[Any, ...] | N
     return out
 
 
-def current_rows(conn: sqlite3.Connection, table: str, rowids: Iterable[int]) -> dict[int, tuple[Any, ...]]:
+def current_rows(
+    conn: sqlite3.Connection, table: str, rowids: Iterable[int], names: list[str] | None = None
+) -> dict[int, tuple[Any, ...]]:
     """The rows that exist now among `rowids`, by rowid, values in declaration order."""
     ids = list(rowids)
-    names = ", ".join(f'"{c}"' for c in columns(conn, table))
+    quoted = ", ".join(f'"{c}"' for c in (names or columns(conn, table)))
     out: dict[int, tuple[Any, ...]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
         for rid, *values in conn.execute(
-            f'SELECT rowid, {names} FROM "{table}" WHERE rowid IN ({marks})', chunk
+            f'SELECT rowid, {quoted} FROM "{table}" WHERE rowid IN ({marks})', chunk
         ):
             out[rid] = tuple(values)
     return out
@@ -125,9 +125,9 @@ def row_digest(names: list[str], values: tuple[Any, ...]) -> int:
     return int.from_bytes(hashlib.sha256(encoded).digest(), "big")
 
 
-def table_digest(conn: sqlite3.Connection, table: str) -> int:
+def table_digest(conn: sqlite3.Connection, table: str, names: list[str] | None = None) -> int:
     """A table's multiset hash from scratch."""
-    names = columns(conn, table)
+    names = names or columns(conn, table)
     quoted = ", ".join(f'"{n}"' for n in names)
     total = 0
     for values in conn.execute(f'SELECT {quoted} FROM "{table}"'):
@@ -135,26 +135,39 @@ def table_digest(conn: sqlite3.Connection, table: str) -> int:
     return total % MODULUS
 
 
-def table_digests(conn: sqlite3.Connection) -> dict[str, int]:
-    """Every content table's multiset hash: from the base and the log when tracked, else from scratch."""
-    tables = content_tables(conn)
-    if lineage(conn) is None:
-        return {t: table_digest(conn, t) for t in tables}
-    base = {t: int(d, 16) for t, d in conn.execute(f"SELECT tbl, digest FROM {BASE_TABLE} WHERE tbl != ''")}
-    digests = {t: base.get(t, 0) for t in tables}
+def table_digests(conn: sqlite3.Connection) -> dict[str, tuple[str, int]]:
+    """Every content table's columns (JSON text, declaration order) and multiset hash: from
+    the base and the log when tracked (no row of an untouched table is read), else from
+    scratch."""
+    base: dict[str, tuple[str, str]] = {}
+    if lineage(conn) is not None:
+        base = {
+            t: (cols, d)
+            for t, d, cols in conn.execute(f"SELECT tbl, digest, cols FROM {BASE_TABLE} WHERE tbl != ''")
+        }
+    out: dict[str, tuple[str, int]] = {}
+    for table in content_tables(conn):
+        if table in base:
+            cols, digest = base[table]
+            out[table] = (cols, int(digest, 16))
+        else:  # untracked, or made after the base
+            names = columns(conn, table)
+            out[table] = (json.dumps(names), table_digest(conn, table, names))
+    if not base:
+        return out
     for table, rows in touched(conn).items():
-        if table not in digests:
+        if table not in base:
             continue
-        names = columns(conn, table)
-        now = current_rows(conn, table, rows)
-        value = digests[table]
+        cols, value = out[table]
+        names = json.loads(cols)
+        now = current_rows(conn, table, rows, names)
         for rid, before in rows.items():
             if before is not None:
                 value -= row_digest(names, before)
             if rid in now:
                 value += row_digest(names, now[rid])
-        digests[table] = value % MODULUS
-    return digests
+        out[table] = (cols, value % MODULUS)
+    return out
 
 
 def _bytes_as_hex(value: object) -> str:

@@ -12,15 +12,14 @@ import json
 import sqlite3
 
 from .changes import table_digests
-from .tables import META_TABLE, columns
+from .tables import META_TABLE
 
 
 def content_hash(conn: sqlite3.Connection) -> str:
     """SHA-256 over every content table's name, columns and multiset hash, and the meta table."""
     digest = hashlib.sha256()
-    for table, value in sorted(table_digests(conn).items()):
-        names = sorted(columns(conn, table))
-        digest.update(json.dumps([table, names, format(value, "064x")], separators=(",", ":")).encode())
+    for table, (cols, value) in sorted(table_digests(conn).items()):
+        digest.update(f"{table}\n{cols}\n{value:064x}\n".encode())
     rows = conn.execute(f'SELECT key, value FROM "{META_TABLE}" ORDER BY key').fetchall()
     digest.update(json.dumps([META_TABLE, rows], separators=(",", ":")).encode())
     return digest.hexdigest()

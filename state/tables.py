@@ -16,17 +16,20 @@ def content_tables(conn: sqlite3.Connection, *, include_internal: bool = False) 
     Left out: SQLite's own tables, full-text virtual tables and their shadow tables (they
     are derived from the content tables), and unless asked, the meta table and audit log.
     """
-    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
-    virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL TABLE")]
-    names = []
-    for name, _ in rows:
-        if name.startswith("sqlite_") or name in virtual:
-            continue
-        if any(name.startswith(v + "_") for v in virtual):
-            continue
-        if name in CHANGE_LOG_TABLES or (not include_internal and name in INTERNAL_TABLES):
-            continue
-        names.append(name)
+    rows = conn.execute(
+        "SELECT name, upper(substr(sql, 1, 20)) = 'CREATE VIRTUAL TABLE' FROM sqlite_master WHERE type = 'table'"
+    ).fetchall()
+    virtual = tuple(name for name, is_virtual in rows if is_virtual)
+    shadow = tuple(v + "_" for v in virtual)
+    skipped = CHANGE_LOG_TABLES if include_internal else CHANGE_LOG_TABLES + INTERNAL_TABLES
+    names = [
+        name
+        for name, is_virtual in rows
+        if not is_virtual
+        and not name.startswith("sqlite_")
+        and not (shadow and name.startswith(shadow))
+        and name not in skipped
+    ]
     return sorted(names)
 
 

@@ -26,6 +26,7 @@ class Evidence:
         self.audit = audit
         self.user_email = user_email
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._columns: dict[str, set[str]] = {}
 
     @cached_property
     def calls(self) -> list[AuditEntry]:
@@ -48,9 +49,11 @@ class Evidence:
         return set(content_tables(self.final.conn))
 
     def columns(self, table: str) -> set[str]:
-        if table not in self.tables:
-            raise CheckSpecError(f"no table {table!r}; tables are: {', '.join(sorted(self.tables))}")
-        return set(columns(self.final.conn, table))
+        if table not in self._columns:
+            if table not in self.tables:
+                raise CheckSpecError(f"no table {table!r}; tables are: {', '.join(sorted(self.tables))}")
+            self._columns[table] = set(columns(self.final.conn, table))
+        return self._columns[table]
 
     @cached_property
     def user_zone(self) -> str:
