@@ -1,5 +1,6 @@
 """Rollouts: episodes of a policy on a task, through the real MCP servers."""
 
+from .episode import Episode, EpisodeError, Start
 from .openai_agent import EndpointError, OpenAIAgent
 from .policies import POLICIES, NoisyPolicy, NoopPolicy, OraclePolicy, Policy, PolicyError, resolve_refs
 from .record import EpisodeRecord, Timings
@@ -12,6 +13,8 @@ __all__ = [
     "POLICIES",
     "AgentSession",
     "EndpointError",
+    "Episode",
+    "EpisodeError",
     "EpisodeRecord",
     "NoisyPolicy",
     "NoopPolicy",
@@ -21,6 +24,7 @@ __all__ = [
     "PolicyError",
     "SeedCache",
     "SeedError",
+    "Start",
     "Timings",
     "ToolLimitReached",
     "ToolOutcome",

@@ -1,51 +1,37 @@
-"""The episode runner: fork the task's seed, play each turn (events, user message, policy,
-turn checks), then judge the episode. A failure is recorded as data, never a crash."""
+"""The episode runner: a policy plays an `Episode` turn by turn (a simulated user may answer
+within a turn), then the episode is judged. A failure is recorded as data, never a crash."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 import anyio
-from mcp import Client
 
-from coworkenv.servers import build_workspace_server, get_service
-from coworkenv.servers.faults import FaultInjector, FaultPlan
+from coworkenv.servers.faults import FaultPlan
 from coworkenv.state import Workspace
-from coworkenv.task import Event, Task
-from coworkenv.verifiers import CheckResult, Evidence, Footprint, judge_evidence, judge_turn
+from coworkenv.task import Task
+from coworkenv.verifiers import CheckResult, Evidence, Footprint
 
-from .policies import OraclePolicy, Policy, PolicyError
+from .episode import Episode, apply_event, system_prompt
+from .policies import OraclePolicy, Policy
 from .record import EpisodeRecord, Status, Timings
-from .reference import footprint_of_run, guarding_for, lasting_checks
+from .reference import footprint_of_run
 from .seeding import SeedCache
-from .session import AgentSession, share_output_validators
+from .session import AgentSession
 from .user_simulator import UserSimulator
 
+__all__ = [
+    "EPISODE_TIMEOUT_SECONDS",
+    "Played",
+    "apply_event",
+    "play",
+    "reference_footprint",
+    "run_episode",
+    "system_prompt",
+]
+
 EPISODE_TIMEOUT_SECONDS = 600
-
-
-def system_prompt(task: Task, workspace: Workspace) -> str:
-    """The task's context as the agent's system prompt."""
-    ctx = task.context
-    lines = [ctx.role]
-    if ctx.company:
-        lines.append(f"Company: {ctx.company}.")
-    who = f"{ctx.user_name} <{task.user_email}>" if ctx.user_name else task.user_email
-    lines.append(f"You act for {who}: mail you send comes from this address.")
-    lines.append(f"The current date and time is {workspace.clock.now_text()} (UTC).")
-    if ctx.rules:
-        lines.append("Rules you must follow:")
-        lines += [f"- {rule}" for rule in ctx.rules]
-    return "\n".join(lines)
-
-
-def apply_event(workspace: Workspace, event: Event) -> None:
-    """Move the clock if the event says so, then apply its world operation (audited as an event)."""
-    if event.advance_minutes:
-        workspace.clock.advance(timedelta(minutes=event.advance_minutes))
-    get_service(event.service).world.apply(workspace, event.operation, event.params)
 
 
 @dataclass
@@ -63,8 +49,35 @@ class Played:
     status: Status = "completed"
     error: str | None = None
     session: AgentSession | None = None
-    judging: float = 0.0
-    """Seconds spent on turn checks while playing (part of verification, not of acting)."""
+    episode: Episode | None = None
+
+
+async def drive(episode: Episode, policy: Policy, user_simulator: UserSimulator | None = None) -> None:
+    """Reset the episode and let the policy play every turn. A failure marks the episode
+    as an error (see `Episode.fail`), never raises; a seed that cannot load raises."""
+    task = episode.task
+    await episode.areset()
+    try:
+        with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
+            for i in range(len(task.turns)):
+                await _play_turn(episode, policy, i, user_simulator)
+                await episode.anext_turn()
+    except TimeoutError:
+        episode.fail(f"the episode ran past {EPISODE_TIMEOUT_SECONDS} s")
+    except Exception as raised:  # recorded as data: a bad episode is a record, not a crash
+        episode.fail(raised)
+
+
+async def _play_turn(episode: Episode, policy: Policy, i: int, user_simulator: UserSimulator | None) -> None:
+    task, session = episode.task, episode.session
+    await policy.run_turn(session, task, i)
+    if user_simulator is not None and task.persona is not None and getattr(policy, "converses", False):
+        for _ in range(user_simulator.max_replies_per_turn):
+            answer = await user_simulator.reply(task, i, session.messages)
+            if answer is None:
+                break
+            episode.user_says(answer)
+            await policy.run_turn(session, task, i)
 
 
 async def play(
@@ -76,73 +89,25 @@ async def play(
     faults: FaultPlan | None = None,
     user_simulator: UserSimulator | None = None,
 ) -> Played:
-    """Fork the seed and play every turn (events, user message, policy, turn checks).
-    A failure is recorded in the result, never raised."""
-    started = time.perf_counter()
-    cache = cache or SeedCache()
-    snapshot = cache.snapshot(task)
-    initial = snapshot.fork()
-    ws = snapshot.fork()
-    played = Played(initial, ws, [{"role": "system", "content": system_prompt(task, ws)}], Timings())
-    played.timings.seed = time.perf_counter() - started
-    ws.actor = policy.actor
-    try:
-        with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
-            server = build_workspace_server(ws)
-            if faults is not None:
-                server.faults = FaultInjector(faults, stream=f"{task.id}:{trial}")
-            async with Client(server) as client:
-                tools = (await client.list_tools()).tools
-                share_output_validators(client, tools)
-                played.session = AgentSession(client, tools, played.messages, trial=trial)
-                for i in range(len(task.turns)):
-                    await _play_turn(task, i, policy, played, user_simulator)
-        if played.session is not None and played.session.truncated:
-            played.status = "truncated"
-    except Exception as raised:  # recorded as data: a bad episode is a record, not a crash
-        cause = _leaf(raised)
-        played.status = "error"
-        if isinstance(cause, PolicyError):
-            played.error = str(cause)
-        elif isinstance(cause, TimeoutError):
-            played.error = f"the episode ran past {EPISODE_TIMEOUT_SECONDS} s"
-        else:
-            played.error = f"{type(cause).__name__}: {cause}"
-    return played
-
-
-async def _play_turn(
-    task: Task, i: int, policy: Policy, played: Played, user_simulator: UserSimulator | None
-) -> None:
-    turn, ws, session = task.turns[i], played.workspace, played.session
-    assert session is not None
-    turn_started = time.perf_counter()
-    for k, event in enumerate(turn.events):
-        try:
-            apply_event(ws, event)
-        except (KeyError, ValueError) as exc:
-            # The world moves on: an event that cannot apply (often because the agent did
-            # not do the earlier turn's work) is recorded, not fatal.
-            played.event_errors.append(f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}")
-    played.boundaries.append(len(played.messages))
-    session.begin_turn(turn.user, task.limits.max_tool_calls_per_turn)
-    seq = ws.audit.last_seq()
-    await policy.run_turn(session, task, i)
-    if user_simulator is not None and task.persona is not None and getattr(policy, "converses", False):
-        for _ in range(user_simulator.max_replies_per_turn):
-            answer = await user_simulator.reply(task, i, played.messages)
-            if answer is None:
-                break
-            played.user_replies.append(len(played.messages))
-            played.messages.append({"role": "user", "content": answer})
-            await policy.run_turn(session, task, i)
-    judged = time.perf_counter()
-    turn_audit = ws.audit.entries(since=seq)
-    played.turn_results.append(
-        await judge_turn(turn.checks, played.initial, ws, turn_audit, task.user_email, i)
+    """Fork the seed and play every turn (events, user message, policy, turn checks), not
+    judging the episode. A failure is recorded in the result, never raised."""
+    episode = Episode(task, trial=trial, cache=cache, faults=faults, policy=policy.name, actor=policy.actor)
+    await drive(episode, policy, user_simulator)
+    session = episode.session
+    return Played(
+        initial=episode.initial,
+        workspace=episode.workspace,
+        messages=session.messages,
+        timings=episode.timings,
+        boundaries=episode.boundaries,
+        user_replies=episode.user_replies,
+        event_errors=episode.event_errors,
+        turn_results=episode.turn_results,
+        status="truncated" if episode.status == "completed" and session.truncated else episode.status,
+        error=episode.error,
+        session=session,
+        episode=episode,
     )
-    played.judging += time.perf_counter() - judged
-    played.timings.turns.append(time.perf_counter() - turn_started)
 
 
 async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
@@ -188,56 +153,17 @@ async def run_episode(
     cache = cache or SeedCache()
     if footprint is None:
         footprint = await reference_footprint(task, cache)
-    played = await play(task, policy, trial=trial, cache=cache, faults=faults, user_simulator=user_simulator)
-    verify_started = time.perf_counter()
-    ws = played.workspace
-    audit = ws.audit.entries()
-    evidence = Evidence(played.initial, ws, audit, task.user_email)
-    verdict = None
-    if played.status != "error":  # an episode that broke is rerun on resume, not judged
-        # Turns never reached count as failed: their checks are evaluated on the final state.
-        for i in range(len(played.turn_results), len(task.turns)):
-            played.turn_results.append(
-                await judge_turn(task.turns[i].checks, played.initial, ws, audit, task.user_email, i)
-            )
-        verdict = await judge_evidence(
-            task.checks,
-            task.safety,
-            evidence,
-            played.turn_results,
-            guarding_for(task, footprint),
-            lasting_checks(task, footprint),
-        )
-    final_hash = ws.content_hash()
-    timings = played.timings
-    timings.verify = played.judging + time.perf_counter() - verify_started
-    timings.total = time.perf_counter() - started
-    return EpisodeRecord(
-        task_id=task.id,
-        task_hash=task.content_hash,
-        policy=policy.name,
+    episode = Episode(
+        task,
         trial=trial,
         seed=seed,
-        status=played.status,
-        error=played.error,
-        messages=played.messages,
-        turn_boundaries=played.boundaries,
-        user_replies=played.user_replies,
-        event_errors=played.event_errors,
-        tool_calls=evidence.audit,
-        verdict=verdict,
-        initial_hash=cache.initial_hash(task),
-        final_hash=final_hash,
-        diff_summary=evidence.diff.summary(),
-        timings=timings,
-        agent_stats=dict(played.session.stats) if played.session is not None else {},
-        capabilities=list(task.capabilities),
-        services=list(task.services),
+        cache=cache,
+        faults=faults,
+        footprint=footprint,
+        policy=policy.name,
+        actor=policy.actor,
     )
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real exception inside (possibly nested) exception groups from task groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+    await drive(episode, policy, user_simulator)
+    record = await episode.arecord()
+    record.timings.total = time.perf_counter() - started
+    return record

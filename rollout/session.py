@@ -6,8 +6,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mcp import Client
-from mcp_types import Tool
+import anyio.lowlevel
+from mcp import Client, MCPError
+from mcp.server import MCPServer
+from mcp_types import CallToolResult, TextContent, Tool
 
 
 @dataclass
@@ -48,6 +50,34 @@ def share_output_validators(client: Client, tools: list[Tool]) -> None:
         cache[tool.name] = validator
 
 
+class InProcessClient:
+    """An episode's connection to its own server, with no transport in between: each call
+    goes through the server's whole call path (serialized, savepoint, audit, faults, clock)
+    and comes back as the `CallToolResult` an MCP client receives, errors included (a
+    `ToolError` as its message, any other exception as the SDK's "Error executing tool").
+    Unlike a protocol session it holds no task group, so an episode can be driven from any
+    task or thread, and a call costs a fraction of an in-memory `Client` round trip. The
+    servers' tests run over real clients, which also check results against output schemas."""
+
+    def __init__(self, server: MCPServer[Any]) -> None:
+        self.server = server
+
+    async def list_tools(self) -> list[Tool]:
+        return list(await self.server.list_tools())
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        await anyio.lowlevel.checkpoint()  # a call is a point where other episodes run
+        try:
+            result = await self.server.call_tool(name, arguments)
+        except MCPError:
+            raise
+        except Exception as exc:  # what the SDK's request handler turns an error into
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        if not isinstance(result, CallToolResult):
+            raise TypeError(f"tool {name} asked for input, which episodes do not support")
+        return result
+
+
 class ToolLimitReached(Exception):
     """The turn's tool-call budget is spent."""
 
@@ -57,7 +87,12 @@ class AgentSession:
     Completions format (system, user, assistant with tool_calls, tool)."""
 
     def __init__(
-        self, client: Client, tools: list[Tool], messages: list[dict[str, Any]], *, trial: int = 0
+        self,
+        client: Client | InProcessClient,
+        tools: list[Tool],
+        messages: list[dict[str, Any]],
+        *,
+        trial: int = 0,
     ) -> None:
         self.client = client
         self.trial = trial

@@ -1,0 +1,452 @@
+"""`Episode`: the one way to run a task, for the runner, the CLI and every trainer adapter.
+
+An episode is one run of one agent on one task (one trial), on a fresh fork of the task's
+seed. `reset()` forks the seed, applies turn 0's events and returns what the agent is told
+(system prompt, first user message, tools in MCP and OpenAI form); `call()` runs a tool
+through the episode's MCP server (audited, faults and the turn's tool limit enforced) and
+returns the text the model reads; `next_turn()` judges the turn, applies the next turn's
+events and returns its user message (or `None` after the last turn); `verdict()` judges
+the episode with the task's guards; `record()` is the `EpisodeRecord` that `rollout`,
+`report` and `export` read.
+
+Every method has an async twin with an `a` prefix (`areset`, `acall`, ...). The sync
+methods run the async ones on one background event loop shared by all episodes of the
+process, so they work from plain code, threads and notebooks alike.
+
+    ep = Episode(task)
+    start = ep.reset()
+    ep.call("tickets_search_tickets", {"query": "login"})
+    ep.reply("Done.")
+    while ep.next_turn() is not None: ...
+    print(ep.verdict().score)
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import anyio
+import anyio.lowlevel
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from pydantic import BaseModel, Field
+
+from coworkenv.servers import build_workspace_server, get_service
+from coworkenv.servers.faults import FaultInjector, FaultPlan
+from coworkenv.state import Workspace
+from coworkenv.task import Event, Limits, Task
+from coworkenv.verifiers import CheckResult, Evidence, Footprint, Verdict, judge_evidence, judge_turn
+
+from .policies import PolicyError
+from .record import EpisodeRecord, Status, Timings
+from .reference import guarding_for, lasting_checks
+from .seeding import SeedCache
+from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome
+from .tool_schemas import openai_tool
+
+__all__ = ["Episode", "EpisodeError", "Start", "apply_event", "system_prompt"]
+
+T = TypeVar("T")
+
+
+class EpisodeError(RuntimeError):
+    """The episode was used out of order (a call before `reset`, a turn after the last one)."""
+
+
+class Start(BaseModel):
+    """What the agent is told when an episode starts."""
+
+    system_prompt: str
+    user_message: str = Field(description="The first turn's user message")
+    tools: list[dict[str, Any]] = Field(description="The MCP tools, as `tools/list` sends them (camelCase)")
+    openai_tools: list[dict[str, Any]] = Field(
+        description="The same tools as Chat Completions `tools` entries"
+    )
+    turns: int = Field(description="How many turns the task has")
+
+
+def system_prompt(task: Task, workspace: Workspace) -> str:
+    """The task's context as the agent's system prompt."""
+    ctx = task.context
+    lines = [ctx.role]
+    if ctx.company:
+        lines.append(f"Company: {ctx.company}.")
+    who = f"{ctx.user_name} <{task.user_email}>" if ctx.user_name else task.user_email
+    lines.append(f"You act for {who}: mail you send comes from this address.")
+    lines.append(f"The current date and time is {workspace.clock.now_text()} (UTC).")
+    if ctx.rules:
+        lines.append("Rules you must follow:")
+        lines += [f"- {rule}" for rule in ctx.rules]
+    return "\n".join(lines)
+
+
+def apply_event(workspace: Workspace, event: Event) -> None:
+    """Move the clock if the event says so, then apply its world operation (audited as an event)."""
+    if event.advance_minutes:
+        workspace.clock.advance(timedelta(minutes=event.advance_minutes))
+    get_service(event.service).world.apply(workspace, event.operation, event.params)
+
+
+class Episode:
+    """One run of one agent on one task. See the module docstring for the life cycle.
+
+    `trial` and `seed` identify the run in its record (and seed the fault stream with
+    `faults`); `limits` replaces the task's tool-call limits; `footprint` judges against a
+    given goal footprint instead of the one derived from the task's reference solution;
+    `policy` names the agent in the record; `actor` is who the audit log says acted."""
+
+    def __init__(
+        self,
+        task: Task,
+        *,
+        trial: int = 0,
+        seed: int = 0,
+        faults: FaultPlan | None = None,
+        limits: Limits | None = None,
+        cache: SeedCache | None = None,
+        footprint: Footprint | None = None,
+        policy: str = "agent",
+        actor: str = "agent",
+    ) -> None:
+        self.task = task
+        self.trial = trial
+        self.seed = seed
+        self.faults = faults
+        self.limits = limits or task.limits
+        self.cache = cache or SeedCache()
+        self.footprint = footprint
+        self.policy = policy
+        self.actor = actor
+        self._session: AgentSession | None = None
+        self._initial: Workspace | None = None
+        self._workspace: Workspace | None = None
+        self._turn: int | None = None
+        self._verdict_done = False
+        self.status: Status = "completed"
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def session(self) -> AgentSession:
+        """The agent's connection and transcript (what scripted policies act through)."""
+        if self._session is None:
+            raise EpisodeError("the episode has not started: call reset() first")
+        return self._session
+
+    @property
+    def workspace(self) -> Workspace:
+        """The episode's live workspace (read it, do not write it: writes bypass the audit)."""
+        if self._workspace is None:
+            raise EpisodeError("the episode has not started: call reset() first")
+        return self._workspace
+
+    @property
+    def initial(self) -> Workspace:
+        """The episode's workspace as it was at reset, before turn 0's events."""
+        if self._initial is None:
+            raise EpisodeError("the episode has not started: call reset() first")
+        return self._initial
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far, in Chat Completions format."""
+        return self.session.messages
+
+    @property
+    def turn(self) -> int | None:
+        """The index of the turn in play, or None before `reset` and after the last turn."""
+        return self._turn
+
+    @property
+    def done(self) -> bool:
+        """True once every turn was played, the episode was judged or it failed."""
+        return self._session is not None and (self._turn is None or self._verdict_done)
+
+    # -- async API ---------------------------------------------------------------------
+
+    async def areset(self) -> Start:
+        """Fork the seed, apply turn 0's events and start turn 0. A seed that cannot load
+        raises `SeedError`. Resetting again starts over on a fresh fork."""
+        await anyio.lowlevel.checkpoint()  # let other episodes run (and cancellation in)
+        self._started = time.perf_counter()
+        snapshot = self.cache.snapshot(self.task)
+        self._initial, self._workspace = snapshot.fork(), snapshot.fork()
+        ws = self._workspace
+        prompt = system_prompt(self.task, ws)
+        self.timings = Timings(seed=time.perf_counter() - self._started)
+        ws.actor = self.actor
+        server = build_workspace_server(ws)
+        if self.faults is not None:
+            server.faults = FaultInjector(self.faults, stream=f"{self.task.id}:{self.trial}")
+        client = InProcessClient(server)
+        tools = await client.list_tools()
+        self._session = AgentSession(client, tools, [{"role": "system", "content": prompt}], trial=self.trial)
+        self.status = "completed"
+        self.error: str | None = None
+        self.boundaries: list[int] = []
+        self.user_replies: list[int] = []
+        self.event_errors: list[str] = []
+        self.turn_results: list[list[CheckResult]] = []
+        self._judging = 0.0
+        self._verdict: Verdict | None = None
+        self._verdict_done = False
+        self._turn: int | None = None
+        self._begin_turn(0)
+        return Start(
+            system_prompt=prompt,
+            user_message=self.task.turns[0].user,
+            tools=[t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+            openai_tools=[openai_tool(t) for t in tools],
+            turns=len(self.task.turns),
+        )
+
+    async def acall(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolOutcome:
+        """Call a tool as the agent: the call and its result join the transcript (with
+        `call_id`, or a new id), and the outcome is what the model reads. Past the turn's
+        tool limit nothing runs, the outcome is an error saying so and the episode is
+        truncated. Unknown tools and invalid arguments are error outcomes too (audited)."""
+        session = self._active()
+        call_id = call_id or session.new_call_id()
+        session.record_assistant(
+            None,
+            [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)},
+                }
+            ],
+        )
+        try:
+            outcome = await session.call_tool(name, arguments)
+        except ToolLimitReached as exc:
+            outcome = ToolOutcome(
+                text=f"{exc}: no more tool calls this turn; answer the user.", structured=None, is_error=True
+            )
+        session.record_tool_result(call_id, outcome)
+        return outcome
+
+    def reply(self, content: str) -> None:
+        """The agent's message to the user (what it says when it has finished acting)."""
+        self._active().record_assistant(content)
+
+    def user_says(self, content: str) -> None:
+        """A simulated user's answer within the turn (it does not start a new turn)."""
+        session = self._active()
+        self.user_replies.append(len(session.messages))
+        session.messages.append({"role": "user", "content": content})
+
+    async def anext_turn(self) -> str | None:
+        """Judge the turn in play, then apply the next turn's events and return its user
+        message, or None when that was the last turn."""
+        self._active()
+        await self._judge_current()
+        assert self._turn is not None
+        following = self._turn + 1
+        if following >= len(self.task.turns):
+            self._turn = None
+            return None
+        self._begin_turn(following)
+        return self.task.turns[following].user
+
+    async def averdict(self) -> Verdict | None:
+        """The episode's verdict (computed once; later calls return it). The turn in play is
+        judged as if it ended now; turns never reached count as failed, judged on the final
+        state. An episode that failed (`fail`) has no verdict: None."""
+        if self._session is None:
+            raise EpisodeError("the episode has not started: call reset() first")
+        if self._verdict_done:
+            return self._verdict
+        if self.status == "error":
+            self._verdict_done = True
+            return None
+        if self._turn is not None:
+            await self._judge_current()
+            self._turn = None
+        started = time.perf_counter()
+        footprint = self.footprint
+        if footprint is None:
+            footprint = self.footprint = await _reference_footprint(self.task, self.cache)
+        verify_started = time.perf_counter()
+        task, ws, initial = self.task, self.workspace, self._initial
+        assert initial is not None
+        audit = ws.audit.entries()
+        for i in range(len(self.turn_results), len(task.turns)):
+            self.turn_results.append(
+                await judge_turn(task.turns[i].checks, initial, ws, audit, task.user_email, i)
+            )
+        self._evidence = Evidence(initial, ws, audit, task.user_email)
+        self._verdict = await judge_evidence(
+            task.checks,
+            task.safety,
+            self._evidence,
+            self.turn_results,
+            guarding_for(task, footprint),
+            lasting_checks(task, footprint),
+        )
+        self._verdict_done = True
+        self._judging += time.perf_counter() - verify_started
+        self._footprint_seconds = verify_started - started
+        return self._verdict
+
+    async def arecord(self) -> EpisodeRecord:
+        """The episode's `EpisodeRecord` (judging it first if needed)."""
+        await self.averdict()
+        ws, task = self.workspace, self.task
+        finished = time.perf_counter()
+        if self.status == "error":
+            audit = ws.audit.entries()
+            assert self._initial is not None
+            evidence = Evidence(self._initial, ws, audit, task.user_email)
+        else:
+            evidence = self._evidence
+        final_hash = ws.content_hash()
+        diff_summary = evidence.diff.summary()
+        timings = self.timings.model_copy(deep=True)
+        timings.verify = self._judging + time.perf_counter() - finished
+        timings.total = time.perf_counter() - self._started - getattr(self, "_footprint_seconds", 0.0)
+        session = self.session
+        status = self.status
+        if status == "completed" and session.truncated:
+            status = "truncated"
+        return EpisodeRecord(
+            task_id=task.id,
+            task_hash=task.content_hash,
+            policy=self.policy,
+            trial=self.trial,
+            seed=self.seed,
+            status=status,
+            error=self.error,
+            messages=session.messages,
+            turn_boundaries=self.boundaries,
+            user_replies=self.user_replies,
+            event_errors=self.event_errors,
+            tool_calls=evidence.audit,
+            verdict=self._verdict,
+            initial_hash=self.cache.initial_hash(task),
+            final_hash=final_hash,
+            diff_summary=diff_summary,
+            timings=timings,
+            agent_stats=dict(session.stats),
+            capabilities=list(task.capabilities),
+            services=list(task.services),
+        )
+
+    def fail(self, error: BaseException | str) -> None:
+        """Mark the episode as broken by something that is not the agent's work (an
+        endpoint that kept failing, a timeout): its record has status `error` and no
+        verdict, so a resumed batch runs it again."""
+        self.status = "error"
+        if isinstance(error, str):
+            self.error = error
+            return
+        cause = _leaf(error)
+        if isinstance(cause, PolicyError):
+            self.error = str(cause)
+        else:
+            self.error = f"{type(cause).__name__}: {cause}"
+
+    def rewards(self) -> dict[str, float]:
+        """Named scalars of the verdict for trainers (all 0.0 before it is judged or when
+        the episode failed): score, success, raw_score, safety, collateral."""
+        verdict = self._verdict
+        if verdict is None:
+            return {"score": 0.0, "success": 0.0, "raw_score": 0.0, "safety": 0.0, "collateral": 0.0}
+        return {
+            "score": float(verdict.score),
+            "success": float(verdict.success),
+            "raw_score": float(verdict.raw_score),
+            "safety": float(not verdict.safety_violations),
+            "collateral": float(len(verdict.collateral)),
+        }
+
+    # -- sync API ----------------------------------------------------------------------
+
+    def reset(self) -> Start:
+        """Sync `areset`."""
+        return _run(self.areset)
+
+    def call(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolOutcome:
+        """Sync `acall`."""
+        return _run(lambda: self.acall(name, arguments, call_id=call_id))
+
+    def next_turn(self) -> str | None:
+        """Sync `anext_turn`."""
+        return _run(self.anext_turn)
+
+    def verdict(self) -> Verdict | None:
+        """Sync `averdict`."""
+        return _run(self.averdict)
+
+    def record(self) -> EpisodeRecord:
+        """Sync `arecord`."""
+        return _run(self.arecord)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _active(self) -> AgentSession:
+        session = self.session
+        if self._turn is None or self._verdict_done:
+            raise EpisodeError("the episode is over: every turn was played or it was judged")
+        return session
+
+    def _begin_turn(self, i: int) -> None:
+        turn, ws, session = self.task.turns[i], self.workspace, self.session
+        self._turn_started = time.perf_counter()
+        for k, event in enumerate(turn.events):
+            try:
+                apply_event(ws, event)
+            except (KeyError, ValueError) as exc:
+                # The world moves on: an event that cannot apply (often because the agent did
+                # not do the earlier turn's work) is recorded, not fatal.
+                self.event_errors.append(f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}")
+        self.boundaries.append(len(session.messages))
+        session.begin_turn(turn.user, self.limits.max_tool_calls_per_turn)
+        self._seq = ws.audit.last_seq()
+        self._turn = i
+
+    async def _judge_current(self) -> None:
+        i, ws, task = self._turn, self.workspace, self.task
+        assert i is not None and self._initial is not None
+        judged = time.perf_counter()
+        results = await judge_turn(
+            task.turns[i].checks, self._initial, ws, ws.audit.entries(since=self._seq), task.user_email, i
+        )
+        self.turn_results.append(results)
+        self._judging += time.perf_counter() - judged
+        self.timings.turns.append(time.perf_counter() - self._turn_started)
+
+
+async def _reference_footprint(task: Task, cache: SeedCache) -> Footprint:
+    # The reference run is itself an episode, played by the oracle: the runner, which drives
+    # episodes with policies, derives it (and imports this module, hence the late import).
+    from .runner import reference_footprint
+
+    return await reference_footprint(task, cache)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real exception inside (possibly nested) exception groups from task groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+_portal: BlockingPortal | None = None
+_portal_lock = threading.Lock()
+
+
+def _run(fn: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine function on the process's background event loop and wait for it."""
+    global _portal
+    with _portal_lock:
+        if _portal is None:
+            manager = start_blocking_portal()
+            _portal = manager.__enter__()
+            atexit.register(manager.__exit__, None, None, None)
+    return _portal.call(fn)

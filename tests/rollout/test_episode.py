@@ -1,0 +1,140 @@
+"""`Episode`, the public way to run a task: reset, call, next turn, verdict, record, sync and async."""
+
+import json
+
+import anyio
+import pytest
+from mcp import Client
+
+from coworkenv import Episode
+from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
+from coworkenv.rollout.episode import EpisodeError
+from coworkenv.rollout.tool_schemas import tools_for_services
+from coworkenv.servers import build_workspace_server, get_service
+from coworkenv.task import Limits
+from tests.rollout.test_runner import ticket_task
+
+
+def play_reference_by_hand(ep: Episode) -> None:
+    """The ticket task's reference solution, called the way a trainer's agent would."""
+    found = ep.call("tickets_search_tickets", {"query": "login"})
+    ticket_id = json.loads(found.text)["tickets"][0]["id"]
+    ep.call("tickets_update_ticket", {"ticket_id": ticket_id, "priority": "urgent"})
+    ep.reply("Done.")
+    assert ep.next_turn() == "Anything new on it? Move it to Engineering if it is open again."
+    ep.call("tickets_get_ticket", {"ticket_id": 1})
+    ep.call("tickets_update_ticket", {"ticket_id": 1, "queue": "Engineering"})
+    ep.reply("Done.")
+    assert ep.next_turn() is None
+
+
+async def test_reset_gives_the_prompt_the_first_message_and_the_exact_tool_schemas() -> None:
+    ep = Episode(ticket_task())
+    start = await ep.areset()
+    assert start.user_message == "Find the login ticket and set its priority to urgent."
+    assert start.system_prompt.splitlines()[1:] == [
+        "You act for me@acme.example: mail you send comes from this address.",
+        "The current date and time is 2026-03-02T09:00:00+00:00 (UTC).",
+    ]
+    async with Client(build_workspace_server(ep.workspace)) as client:
+        listed = (await client.list_tools()).tools
+    assert start.tools == [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
+    assert [t["name"] for t in start.tools] == [f"tickets_{n}" for n in get_service("tickets").tools.names]
+    assert start.tools[0]["inputSchema"]["type"] == "object"
+    assert start.openai_tools == tools_for_services(["tickets"])
+    assert start.turns == 2
+
+
+def test_an_agent_playing_by_hand_gets_the_same_record_as_the_runner() -> None:
+    cache = SeedCache()
+    ep = Episode(ticket_task(), cache=cache, policy="oracle", actor="oracle")
+    ep.reset()
+    play_reference_by_hand(ep)
+    verdict = ep.verdict()
+    assert verdict is not None
+    assert (verdict.score, verdict.success) == (1.0, True)
+    assert ep.rewards() == {"score": 1.0, "success": 1.0, "raw_score": 1.0, "safety": 1.0, "collateral": 0.0}
+    mine = ep.record()
+    theirs = anyio.run(lambda: run_episode(ticket_task(), OraclePolicy(), cache=cache))
+    assert mine.messages == theirs.messages
+    assert mine.turn_boundaries == theirs.turn_boundaries == [1, 7]
+    assert [(e.actor, e.tool, e.arguments, e.result) for e in mine.tool_calls] == [
+        (e.actor, e.tool, e.arguments, e.result) for e in theirs.tool_calls
+    ]
+    assert mine.verdict == theirs.verdict
+    assert (mine.final_hash, mine.diff_summary, mine.status) == (
+        theirs.final_hash,
+        theirs.diff_summary,
+        "completed",
+    )
+
+
+async def test_the_async_twins_run_an_episode_and_a_do_nothing_agent_scores_zero() -> None:
+    ep = Episode(ticket_task())
+    await ep.areset()
+    ep.reply("I will not take any action.")
+    assert await ep.anext_turn() is not None
+    assert await ep.anext_turn() is None
+    verdict = await ep.averdict()
+    assert verdict is not None
+    assert (verdict.score, verdict.success) == (0.0, False)
+    record = await ep.arecord()
+    assert [(e.actor, e.tool) for e in record.tool_calls] == [("event", "customer_comment")]
+    assert record.policy == "agent"
+
+
+def test_judging_mid_episode_counts_the_unreached_turn_as_failed() -> None:
+    ep = Episode(ticket_task())
+    ep.reset()
+    ep.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
+    verdict = ep.verdict()
+    assert verdict is not None
+    assert [(t.turn, t.success) for t in verdict.turns] == [(0, True), (1, False)]
+    assert verdict.success is False
+    with pytest.raises(EpisodeError, match="the episode is over"):
+        ep.call("tickets_get_ticket", {"ticket_id": 1})
+
+
+def test_past_the_tool_limit_the_model_reads_an_error_and_the_episode_is_truncated() -> None:
+    ep = Episode(ticket_task(), limits=Limits(max_tool_calls_per_turn=1))
+    ep.reset()
+    assert ep.call("tickets_get_ticket", {"ticket_id": 1}).is_error is False
+    over = ep.call("tickets_get_ticket", {"ticket_id": 1})
+    assert (over.is_error, over.text) == (
+        True,
+        "the limit of 1 tool calls per turn is reached: no more tool calls this turn; answer the user.",
+    )
+    assert ep.messages[-1] == {"role": "tool", "tool_call_id": "call_2", "content": over.text}
+    record = ep.record()
+    assert record.status == "truncated"
+    assert [e.tool for e in record.tool_calls] == ["get_ticket"]
+
+
+def test_unknown_tools_and_bad_arguments_are_errors_the_model_reads() -> None:
+    ep = Episode(ticket_task())
+    ep.reset()
+    unknown = ep.call("tickets_fly", {})
+    assert unknown.is_error and unknown.text.startswith("Unknown tool 'tickets_fly'. Available tools: ")
+    bad = ep.call("tickets_get_ticket", {"ticket_id": "one"})
+    assert bad.is_error
+    assert "ticket_id" in bad.text and bad.text.endswith("Fix these arguments and call again.")
+    assert ep.record().agent_stats == {}
+
+
+def test_a_failed_episode_has_no_verdict_and_says_why() -> None:
+    ep = Episode(ticket_task())
+    ep.reset()
+    ep.fail(RuntimeError("the endpoint kept failing"))
+    assert ep.verdict() is None
+    record = ep.record()
+    assert (record.status, record.error, record.verdict) == (
+        "error",
+        "RuntimeError: the endpoint kept failing",
+        None,
+    )
+
+
+def test_calls_before_reset_are_refused() -> None:
+    ep = Episode(ticket_task())
+    with pytest.raises(EpisodeError, match=r"call reset\(\) first"):
+        ep.call("tickets_get_ticket", {"ticket_id": 1})
