@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox-tools
+.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations
 
 # Python checks run under bubblewrap (docs/sandbox.md); without it they fail closed.
 sandbox-tools:
@@ -42,6 +42,12 @@ typecheck: $(STAMP)
 
 pytest: $(STAMP) sandbox-tools
 	$(BIN)/pytest
+
+# The trainer integrations (docs/integrations.md): installs the optional extras, then runs
+# their tests with the real libraries. Without the extras those tests skip, saying why.
+integrations: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,trl]"
+	$(BIN)/pytest tests/integrations
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
