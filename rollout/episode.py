@@ -195,7 +195,7 @@ class Episode:
         self._judging = 0.0
         self._verdict: Verdict | None = None
         self._verdict_done = False
-        self._turn: int | None = None
+        self._turn = None
         self._begin_turn(0)
         return Start(
             system_prompt=prompt,

@@ -41,7 +41,7 @@ def to_rl_row(record: EpisodeRecord) -> dict[str, Any]:
         turn_rewards = [turn.score for turn in verdict.turns]
         turn_components = [{c.id: float(c.passed) for c in turn.checks} for turn in verdict.turns]
     return {
-        "messages": openai_messages(record),
+        "messages": openai_messages(record, arguments="string", empty_content=None),
         "tools": tools_for_services(record.services),
         "reward": record.score,
         "reward_components": components,

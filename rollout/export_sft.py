@@ -1,15 +1,20 @@
 """SFT exports: teacher demonstrations as TRL conversational rows or LLaMA-Factory sharegpt rows.
 
 Each row is a function of one EpisodeRecord; `export_sft` picks the demonstrations worth
-imitating (a completed, safe, fully successful run) and writes them as JSON lines.
+imitating (a completed, safe, fully successful run), drops repeats of the same
+demonstration and writes them as JSON lines. Rows load into chat templates as they are:
+tool-call arguments are JSON objects (templates serialize them themselves; a string would be
+encoded twice), an assistant message that only calls tools has content "" (not null), and
+the tools offered are those of the task's services, with tidy descriptions.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,8 +45,53 @@ PROMPT_SIDE = ("human", "observation")
 ANSWER_SIDE = ("gpt", "function_call")
 
 
+Arguments = Literal["object", "string"]
+"""How tool-call arguments are written: JSON objects (what chat templates expect) or JSON
+strings (what the Chat Completions API sends)."""
+
+#: Context sizes the token summary counts rows against.
+CONTEXT_SIZES = (8192, 32768)
+
+
 class ExportError(ValueError):
     """A record's transcript cannot be written in the requested format."""
+
+
+def export_tools(services: Iterable[str]) -> list[dict[str, Any]]:
+    """The tools of these services as Chat Completions entries, tidied for training rows:
+    descriptions on one line, and no `title` keys (pydantic's echo of each name)."""
+    out = []
+    for tool in tools_for_services(services):
+        function = tool["function"]
+        out.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": function["name"],
+                    "description": " ".join((function.get("description") or "").split()),
+                    "parameters": _tidy_schema(function["parameters"]),
+                },
+            }
+        )
+    return out
+
+
+def _tidy_schema(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_tidy_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title":
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: _tidy_schema(sub) for name, sub in value.items()}  # names kept, even "title"
+        elif key == "description" and isinstance(value, str):
+            out[key] = " ".join(value.split())
+        else:
+            out[key] = _tidy_schema(value)
+    return out
 
 
 def rejection(
@@ -83,25 +133,46 @@ def select_demonstrations(
     ]
 
 
-def openai_messages(record: EpisodeRecord) -> list[dict[str, Any]]:
-    """A copy of the record's transcript in OpenAI Chat Completions form, with every tool call's
-    `arguments` as a JSON string (as the API sends them)."""
+def openai_messages(
+    record: EpisodeRecord, *, arguments: Arguments = "object", empty_content: str | None = ""
+) -> list[dict[str, Any]]:
+    """A copy of the record's transcript in Chat Completions form. Tool-call `arguments` are
+    JSON objects (`arguments="object"`, what chat templates expect) or JSON strings (as the
+    API sends them); an assistant message without text gets `empty_content` ("" by default;
+    None keeps null). Raises ExportError for arguments that are not a JSON object."""
     out = []
-    for message in record.messages:
+    for i, message in enumerate(record.messages):
         copy = json.loads(json.dumps(message))
+        if copy.get("role") == "assistant" and copy.get("content") is None and empty_content is not None:
+            copy["content"] = empty_content
         for call in copy.get("tool_calls") or []:
             function = call.get("function", {})
-            if not isinstance(function.get("arguments"), str):
-                function["arguments"] = json.dumps(function.get("arguments", {}))
+            value = function.get("arguments", {})
+            if arguments == "string":
+                if not isinstance(value, str):
+                    function["arguments"] = json.dumps(value)
+                continue
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value or "{}")
+                except json.JSONDecodeError as exc:
+                    raise ExportError(
+                        f"message {i}: the arguments of {function.get('name')} are not JSON"
+                    ) from exc
+            if not isinstance(value, dict):
+                raise ExportError(
+                    f"message {i}: the arguments of {function.get('name')} are not a JSON object"
+                )
+            function["arguments"] = value
         out.append(copy)
     return out
 
 
-def to_trl_row(record: EpisodeRecord) -> dict[str, Any]:
+def to_trl_row(record: EpisodeRecord, *, arguments: Arguments = "object") -> dict[str, Any]:
     """One TRL SFTTrainer (and prime-rl) conversational row with tools."""
     return {
-        "messages": openai_messages(record),
-        "tools": tools_for_services(record.services),
+        "messages": openai_messages(record, arguments=arguments),
+        "tools": export_tools(record.services),
         "task_id": record.task_id,
         "score": record.score,
     }
@@ -171,7 +242,7 @@ def to_sharegpt_row(record: EpisodeRecord) -> dict[str, Any]:
     if conversations and conversations[-1]["from"] in PROMPT_SIDE:
         conversations.append({"from": "gpt", "value": ""})
     check_alternation(conversations)
-    functions = [tool["function"] for tool in tools_for_services(record.services)]
+    functions = [tool["function"] for tool in export_tools(record.services)]
     return {
         "conversations": conversations,
         "system": system,
@@ -210,9 +281,18 @@ def export_sft(
     min_score: float = 1.0,
     require_success: bool = True,
     policies: list[str] | None = None,
+    arguments: Arguments = "object",
+    dedupe: bool = True,
+    count_tokens: Callable[[str], int] | None = None,
 ) -> dict[str, Any]:
     """Write the demonstrations among `records` to `<out_dir>/sft.jsonl` (and, for sharegpt,
     register them in `<out_dir>/dataset_info.json`); return what was written and skipped.
+
+    With `dedupe`, a demonstration identical to an earlier one (same task, same transcript,
+    as several trials of a scripted teacher are) is written once. The summary's `tokens`
+    gives the size of rows (whole row, tools block, assistant side) with `count_tokens`
+    (e.g. `lambda text: len(tokenizer(text).input_ids)`), or estimated at 4 characters a
+    token, and how many rows exceed common context sizes.
 
     Rows are built before anything is written, and files are replaced whole, so a failure
     leaves the previous export intact."""
@@ -223,21 +303,29 @@ def export_sft(
     malformed: list[str] = []
     dropped_text = 0
     rows = []
+    seen: set[str] = set()
     for record in records:
         reason = rejection(record, min_score=min_score, require_success=require_success, policies=policies)
         if reason is not None:
             skipped[reason] += 1
             continue
-        if format == "trl":
-            rows.append(to_trl_row(record))
-            continue
         try:
-            rows.append(to_sharegpt_row(record))
+            row = to_trl_row(record, arguments=arguments) if format == "trl" else to_sharegpt_row(record)
         except ExportError as exc:
             skipped["malformed transcript"] += 1
             malformed.append(f"{record.task_id} / {record.policy} / trial {record.trial}: {exc}")
             continue
-        dropped_text += _texts_beside_tool_calls(record)
+        if dedupe:
+            key = json.dumps(
+                [record.task_hash, {k: v for k, v in row.items() if k != "score"}], sort_keys=True
+            )
+            if key in seen:
+                skipped["duplicate demonstration"] += 1
+                continue
+            seen.add(key)
+        rows.append(row)
+        if format == "sharegpt":
+            dropped_text += _texts_beside_tool_calls(record)
     out = Path(out_dir)
     info = _dataset_info(out) if format == "sharegpt" else None
     out.mkdir(parents=True, exist_ok=True)
@@ -248,13 +336,50 @@ def export_sft(
         "records": len(records),
         "rows": len(rows),
         "skipped": dict(sorted(skipped.items())),
+        "tokens": token_summary(rows, format, count_tokens),
     }
+    if format == "trl" and malformed:
+        summary["malformed"] = malformed
     if info is not None:
         _replace(out / DATASET_INFO_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         summary["dataset_info"] = str(out / DATASET_INFO_FILE)
         summary["assistant_texts_dropped"] = dropped_text
         summary["malformed"] = malformed
     return summary
+
+
+def token_summary(
+    rows: list[dict[str, Any]], format: str, count_tokens: Callable[[str], int] | None = None
+) -> dict[str, Any]:
+    """Tokens per row (median and max of the whole row, its tools block and its assistant
+    side) and how many rows exceed each of `CONTEXT_SIZES`; `method` says how tokens were
+    counted. Counted on the row's JSON text, an upper bound of what a chat template renders."""
+    count = count_tokens or (lambda text: (len(text) + 3) // 4)
+    totals, tools, answers = [], [], []
+    for row in rows:
+        totals.append(count(json.dumps(row, ensure_ascii=False)))
+        if format == "trl":
+            tools.append(count(json.dumps(row["tools"], ensure_ascii=False)))
+            side = [m for m in row["messages"] if m.get("role") == "assistant"]
+        else:
+            tools.append(count(row["tools"]))
+            side = [e for e in row["conversations"] if e["from"] in ANSWER_SIDE]
+        answers.append(count(json.dumps(side, ensure_ascii=False)))
+
+    def spread(values: list[int]) -> dict[str, int]:
+        return (
+            {"median": int(statistics.median(values)), "max": max(values)}
+            if values
+            else {"median": 0, "max": 0}
+        )
+
+    return {
+        "method": "tokenizer" if count_tokens else "estimate (4 characters a token)",
+        "row": spread(totals),
+        "tools": spread(tools),
+        "assistant": spread(answers),
+        "rows_over": {str(size): sum(t > size for t in totals) for size in CONTEXT_SIZES},
+    }
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -11,6 +11,8 @@ from coworkenv.rollout.export_sft import (
     ExportError,
     check_alternation,
     export_sft,
+    export_tools,
+    openai_messages,
     select_demonstrations,
     to_sharegpt_row,
     to_trl_row,
@@ -213,6 +215,7 @@ def test_demonstrations_can_be_limited_to_teacher_policies():
 
 def test_export_summary_counts_every_skipped_record_by_reason(tmp_path):
     summary = export_sft(mixed_records(), tmp_path, format="trl", policies=["oracle"])
+    assert summary.pop("tokens")["method"] == "estimate (4 characters a token)"
     assert summary == {
         "format": "trl",
         "path": str(tmp_path / "sft.jsonl"),
@@ -232,7 +235,9 @@ def test_export_summary_counts_every_skipped_record_by_reason(tmp_path):
 
 
 def test_export_min_score_reaches_the_selection(tmp_path):
-    summary = export_sft(mixed_records(), tmp_path, format="trl", min_score=0.5, require_success=False)
+    summary = export_sft(
+        mixed_records(), tmp_path, format="trl", min_score=0.5, require_success=False, dedupe=False
+    )
     assert summary["rows"] == 4
     assert [row["score"] for row in read_jsonl(tmp_path / "sft.jsonl")] == [1.0, 0.75, 1.0, 1.0]
 
@@ -240,29 +245,118 @@ def test_export_min_score_reaches_the_selection(tmp_path):
 # --- TRL ---------------------------------------------------------------------------------
 
 
-def test_trl_rows_keep_the_openai_transcript_and_tools_exactly(tmp_path):
+def template_ready(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The transcript as chat templates want it: object arguments, "" for no text."""
+    out = json.loads(json.dumps(messages))
+    for message in out:
+        if message["role"] == "assistant" and message["content"] is None:
+            message["content"] = ""
+        for c in message.get("tool_calls") or []:
+            c["function"]["arguments"] = json.loads(c["function"]["arguments"])
+    return out
+
+
+def test_trl_rows_hold_object_arguments_empty_contents_and_the_services_tools(tmp_path):
     records = [episode(), episode("t-mail", services=("tickets", "mail"))]
     summary = export_sft(records, tmp_path, format="trl")
     assert summary["rows"] == 2
     assert not (tmp_path / "dataset_info.json").exists()
     first, second = read_jsonl(tmp_path / "sft.jsonl")
     assert first == {
-        "messages": TRANSCRIPT,
-        "tools": tools_for_services(["tickets"]),
+        "messages": template_ready(TRANSCRIPT),
+        "tools": export_tools(["tickets"]),
         "task_id": "t-escalate",
         "score": 1.0,
     }
     assert second["task_id"] == "t-mail"
-    assert second["tools"] == tools_for_services(["mail", "tickets"])
+    assert second["tools"] == export_tools(["mail", "tickets"])
     assert {t["function"]["name"] for t in second["tools"]} > {t["function"]["name"] for t in first["tools"]}
-    assert first["messages"][4]["tool_calls"][1] == {
-        "id": "call_3",
-        "type": "function",
-        "function": {"name": "tickets_get_ticket", "arguments": '{"ticket_id": 1}'},
+    assert first["messages"][2] == {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "tickets_search_tickets", "arguments": {"query": "login"}},
+            }
+        ],
     }
 
 
-def test_trl_row_turns_object_arguments_into_json_strings():
+def test_string_arguments_are_an_option_and_null_content_can_be_kept():
+    [_, _, message, *_] = openai_messages(episode(), arguments="string", empty_content=None)
+    assert message["content"] is None
+    assert message["tool_calls"][0]["function"]["arguments"] == '{"query": "login"}'
+    no_nulls = [{**m, "content": m["content"] or ""} for m in TRANSCRIPT]
+    assert to_trl_row(episode(), arguments="string")["messages"] == no_nulls
+
+
+def test_export_tools_are_the_services_tools_with_tidy_descriptions_and_no_titles():
+    raw = tools_for_services(["tickets"])
+    tidy = export_tools(["tickets"])
+    assert [t["function"]["name"] for t in tidy] == [t["function"]["name"] for t in raw]
+
+    def keywords(schema: Any) -> set[str]:
+        """Every schema keyword used, not counting property names."""
+        if isinstance(schema, list):
+            return set().union(*map(keywords, schema)) if schema else set()
+        if not isinstance(schema, dict):
+            return set()
+        found = set(schema)
+        for key, value in schema.items():
+            subs = list(value.values()) if key == "properties" else [value]
+            found |= set().union(*map(keywords, subs)) if subs else set()
+        return found
+
+    assert "title" in keywords([t["function"]["parameters"] for t in raw])
+    assert "title" not in keywords([t["function"]["parameters"] for t in tidy])
+    create = next(t["function"] for t in tidy if t["function"]["name"] == "tickets_create_ticket")
+    assert create["parameters"]["properties"]["title"]["maxLength"] == 200  # a property named title stays
+    assert all(
+        "\n" not in t["function"]["description"] and "  " not in t["function"]["description"] for t in tidy
+    )
+    assert len(json.dumps(tidy)) < len(json.dumps(raw))
+
+
+def test_identical_demonstrations_are_written_once(tmp_path):
+    records = [episode(trial=0), episode(trial=1), episode(trial=2), episode("t-other", trial=0)]
+    summary = export_sft(records, tmp_path, format="trl")
+    assert (summary["rows"], summary["skipped"]) == (2, {"duplicate demonstration": 2})
+    assert [r["task_id"] for r in read_jsonl(tmp_path / "sft.jsonl")] == ["t-escalate", "t-other"]
+    assert export_sft(records, tmp_path, format="trl", dedupe=False)["rows"] == 4
+
+
+def test_the_summary_gives_tokens_per_row_with_the_given_counter(tmp_path):
+    summary = export_sft([episode()], tmp_path, format="trl", count_tokens=len)
+    [row] = read_jsonl(tmp_path / "sft.jsonl")
+    assistant = [m for m in row["messages"] if m["role"] == "assistant"]
+    whole = len(json.dumps(row, ensure_ascii=False))
+    assert summary["tokens"] == {
+        "method": "tokenizer",
+        "row": {"median": whole, "max": whole},
+        "tools": {"median": len(json.dumps(row["tools"])), "max": len(json.dumps(row["tools"]))},
+        "assistant": {"median": len(json.dumps(assistant)), "max": len(json.dumps(assistant))},
+        "rows_over": {"8192": int(whole > 8192), "32768": 0},
+    }
+
+
+def test_a_trl_row_with_arguments_that_are_not_an_object_is_skipped_and_named(tmp_path):
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c1", "x", {})]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    messages[1]["tool_calls"][0]["function"]["arguments"] = "[1, 2]"
+    summary = export_sft([episode(messages=messages)], tmp_path, format="trl")
+    assert (summary["rows"], summary["skipped"]) == (0, {"malformed transcript": 1})
+    assert summary["malformed"] == [
+        "t-escalate / oracle / trial 0: message 1: the arguments of x are not a JSON object"
+    ]
+
+
+def test_trl_row_turns_string_arguments_into_objects_without_touching_the_record():
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": "Hi"},
         {
@@ -276,9 +370,13 @@ def test_trl_row_turns_object_arguments_into_json_strings():
         {"role": "assistant", "content": "Done."},
     ]
     record = episode(messages=messages)
-    row = to_trl_row(record)
-    assert row["messages"][1]["tool_calls"][0]["function"]["arguments"] == '{"a": [1, 2]}'
+    assert to_trl_row(record, arguments="string")["messages"][1]["tool_calls"][0]["function"][
+        "arguments"
+    ] == ('{"a": [1, 2]}')
     assert record.messages[1]["tool_calls"][0]["function"]["arguments"] == {"a": [1, 2]}  # not mutated
+    record.messages[1]["tool_calls"][0]["function"]["arguments"] = '{"a": [1, 2]}'
+    assert to_trl_row(record)["messages"][1]["tool_calls"][0]["function"]["arguments"] == {"a": [1, 2]}
+    assert record.messages[1]["tool_calls"][0]["function"]["arguments"] == '{"a": [1, 2]}'  # not mutated
 
 
 # --- sharegpt ----------------------------------------------------------------------------
@@ -294,6 +392,7 @@ def test_sharegpt_export_alternates_and_registers_the_dataset(tmp_path):
         "records": 2,
         "rows": 1,
         "skipped": {"score below min_score": 1},
+        "tokens": summary["tokens"],
         "dataset_info": str(tmp_path / "dataset_info.json"),
         "assistant_texts_dropped": 2,
         "malformed": [],
@@ -304,7 +403,7 @@ def test_sharegpt_export_alternates_and_registers_the_dataset(tmp_path):
         "system": "You work for Acme.",
         "tools": row["tools"],
     }
-    assert json.loads(row["tools"]) == [t["function"] for t in tools_for_services(["tickets"])]
+    assert json.loads(row["tools"]) == [t["function"] for t in export_tools(["tickets"])]
     check_alternation(row["conversations"])
     assert json.loads((tmp_path / "dataset_info.json").read_text()) == DATASET_INFO
 
