@@ -23,7 +23,7 @@ async def test_the_demo_synthesizes_rolls_out_reports_and_exports(tmp_path: Path
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert set(json.loads((out / "report.json").read_text())["policies"]) == {"noisy", "oracle"}
     sft_rows = (out / "exports" / "sft" / "sft.jsonl").read_text().splitlines()
-    assert len(sft_rows) == result["sft"]["rows"] == 12
+    assert len(sft_rows) == result["sft"]["rows"] == 3  # 4 identical oracle trials per task are written once
     assert set(json.loads(sft_rows[0])) >= {"messages", "tools"}
     assert (out / "exports" / "sharegpt" / "dataset_info.json").exists()
     rl_rows = [json.loads(line) for line in (out / "exports" / "rl" / "rl.jsonl").read_text().splitlines()]
