@@ -1,10 +1,11 @@
-"""The demo workspace: a believable small company, the same for the same seed number.
+"""Seed workspaces rendered from a world, and the demo company ("Northwind") as one world.
 
-About 20 people in 5 teams plus external contacts, 200 mails in threads, 60 tickets,
-80 calendar events and 40 files. Each service fills its own tables in its `demo.py`
-(`populate(workspace, company, rng)`); this module builds the people and runs them in
-order (directory, files, mail, tickets, calendar), so later services may refer to what
-earlier ones created (mail attachments point at files).
+Each service fills its own tables from a `World` in its `demo.py` (`populate(workspace,
+world, rng)`); `build_world_workspace` runs them in order (directory, files, mail, tickets,
+calendar), so later services may refer to what earlier ones created (mail attachments point
+at files). The demo workspace is the Northwind world: 20 people in 5 teams plus external
+contacts, 200 mails in threads, 60 tickets, 80 calendar events and 40 files, the same for
+the same seed number.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from faker import Faker
 
 from coworkenv.state import Workspace
+from coworkenv.world import World
 
 from . import SERVICE_NAMES, create_workspace
 
@@ -142,15 +144,30 @@ def build_company(seed: int = 0) -> DemoCompany:
     return DemoCompany("Northwind", domain, tuple(TEAMS), tuple(people), DEMO_START, seed)
 
 
+def northwind_world(seed: int = 0) -> World:
+    """The demo company as a world: the people of `build_company(seed)` and the Northwind
+    queues, documents, meetings and vocabulary each service's demo module defines."""
+    from ._northwind import northwind
+
+    return northwind(build_company(seed))
+
+
 def build_demo_workspace(seed: int = 0, services: tuple[str, ...] = SERVICE_NAMES) -> Workspace:
     """A fresh in-memory demo workspace; the same seed gives the same content hash."""
-    company = build_company(seed)
+    return build_world_workspace(northwind_world(seed), services, task_id=f"demo-{seed}")
+
+
+def build_world_workspace(
+    world: World, services: tuple[str, ...] = SERVICE_NAMES, *, task_id: str | None = None
+) -> Workspace:
+    """A fresh in-memory workspace holding every service's seed data rendered from `world`;
+    the same world gives the same content hash."""
     ws = create_workspace(
-        services, clock_start=company.start, task_id=f"demo-{seed}", user_email=company.user.email
+        services, clock_start=world.start, task_id=task_id or f"world-{world.key}", user_email=world.user
     )
     with ws.transaction():
         for name in POPULATE_ORDER:
             if name in services:
                 module = importlib.import_module(f"{__package__}.{name}.demo")
-                module.populate(ws, company, random.Random(f"{seed}:{name}"))
+                module.populate(ws, world, random.Random(f"{world.seed}:{name}"))
     return ws

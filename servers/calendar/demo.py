@@ -1,10 +1,11 @@
-"""Calendar part of the demo workspace: 80 events over the weeks around the clock start.
+"""Calendar part of a world's seed: about 80 events over the weeks around the clock start.
 
 Weekly team meetings and 1:1s as series, an all-hands, customer calls with external
 contacts and internal one-offs, with some invitations declined, tentative or unanswered
 and a few cancellations. Every event is placed inside its organizer's working hours
-(09:00-17:00 on a weekday, in their own time zone), where possible when every participant
-is free and at a sensible local hour.
+(on a weekday, in their own time zone), where possible when every participant is free and
+at a sensible local hour. The meetings and calls come from the world; the constants below
+are Northwind's.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .times import Occurrence, Weekly, occurrence_start, occurrences, to_utc
 from .world import AddEvent, AttendeeSpec, CancelEventByOrganizer, add_event, cancel_event_by_organizer
 
 if TYPE_CHECKING:
-    from ..demo import DemoCompany, DemoPerson
+    from coworkenv.world import Person, World
 
 RESPONSE_WEIGHTS: dict[Response, int] = {"accepted": 70, "needs_action": 12, "tentative": 10, "declined": 8}
 OFFICES = {
@@ -81,9 +82,9 @@ INTERNAL_MEETINGS = [
 
 @dataclass
 class Plan:
-    organizer: DemoPerson
+    organizer: Person
     title: str
-    attendees: list[DemoPerson]
+    attendees: list[Person]
     minutes: int
     days: list[date]
     description: str = ""
@@ -96,21 +97,20 @@ class Plan:
 class Planner:
     """Places events where their participants are free and awake, deterministically."""
 
-    def __init__(
-        self, rng: random.Random, people: tuple[DemoPerson, ...], first_day: date, weeks: int
-    ) -> None:
-        self.rng = rng
+    def __init__(self, world: World, rng: random.Random, first_day: date, weeks: int) -> None:
+        self.rng, self.world = rng, world
         begin = datetime.combine(first_day, time(0), tzinfo=UTC)
         self.horizon = (begin, begin + weeks * timedelta(days=7))
-        self.busy: dict[str, list[tuple[datetime, datetime]]] = {p.email: [] for p in people}
+        self.busy: dict[str, list[tuple[datetime, datetime]]] = {p.email: [] for p in world.people}
 
     def place(self, plan: Plan) -> None:
         tz = ZoneInfo(plan.organizer.time_zone)
         duration = timedelta(minutes=plan.minutes)
+        hours = self.world.hours(plan.organizer)
         candidates = []
         for day in plan.days:
-            local = datetime.combine(day, time(9))
-            while local + duration <= datetime.combine(day, time(17)):
+            local = datetime.combine(day, hours.start)
+            while local + duration <= datetime.combine(day, hours.end):
                 candidates.append(to_utc(local, tz))
                 local += timedelta(minutes=30)
         self.rng.shuffle(candidates)
@@ -128,7 +128,7 @@ class Planner:
         return occurrences(start, start + duration, tz, rule, *self.horizon)
 
     def _clashes(
-        self, people: list[DemoPerson], start: datetime, duration: timedelta, rule: Weekly | None
+        self, people: list[Person], start: datetime, duration: timedelta, rule: Weekly | None
     ) -> int:
         tz = ZoneInfo(people[0].time_zone)
         return sum(
@@ -140,38 +140,52 @@ class Planner:
         )
 
 
-def _awake(people: list[DemoPerson], start: datetime) -> int:
+def _awake(people: list[Person], start: datetime) -> int:
     """How many people this start finds between 08:00 and 18:00 on their own clock."""
     return sum(1 for p in people if time(8) <= start.astimezone(ZoneInfo(p.time_zone)).time() < time(18))
 
 
-def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
-    """Plan 80 events over the week before, the week of and the week after `company.start`,
+#: Above this many colleagues, 1:1s are planned only around the user (their team and their
+#: manager), so a large world keeps a calendar of the demo's size.
+ALL_ONE_ON_ONES_UP_TO = 40
+
+
+def populate(ws: Workspace, world: World, rng: random.Random) -> None:
+    """Plan about 80 events over the week before, the week of and the week after `world.start`,
     then store them on their organizers' calendars."""
-    fake = company.faker("calendar")
-    monday = company.start.date() - timedelta(days=company.start.weekday())
+    fake = world.faker("calendar")
+    monday = world.start.date() - timedelta(days=world.start.weekday())
     first_day = monday - timedelta(days=7)
     weekdays = [
         first_day + timedelta(days=i) for i in range(21) if (first_day + timedelta(days=i)).weekday() < 5
     ]
-    staff = company.staff
+    staff = world.staff
     by_title = {p.title: [q for q in staff if q.title == p.title] for p in staff}
-    by_email = {p.email: p for p in company.people}
-    user = company.user
+    by_email = {p.email: p for p in world.people}
+    user = world.user_person
     plans: list[Plan] = []
 
     # Weekly team meetings, open-ended; leadership meets with every team lead.
-    leads = [company.team_members(t)[0] for t in company.teams]
-    for team in company.teams:
-        lead, *members = company.team_members(team)
-        if team == "Leadership":
+    by_team = {t.name: t for t in world.teams}
+    leads = [by_email[t.lead] for t in world.teams]
+    leadership = world.team("leadership")
+    for team in world.team_names:
+        lead = by_email[by_team[team].lead]
+        members = [p for p in world.team_members(team) if p is not lead]
+        if team == leadership:
             members = [*members, *[p for p in leads if p is not lead]]
         plans.append(
-            Plan(lead, f"{team} weekly", members, 60 if team == "Leadership" else 45, weekdays[:5],
+            Plan(lead, f"{team} weekly", members, 60 if team == leadership else 45, weekdays[:5],
                  f"Weekly {team} meeting: updates, blockers and priorities.", Weekly())
         )  # fmt: skip
     # Weekly 1:1s of every manager with each report, ending by count, by date or never.
-    for i, report in enumerate(p for p in staff if p.manager_email):
+    reports = [p for p in staff if p.manager_email]
+    if len(staff) > ALL_ONE_ON_ONES_UP_TO:
+        near = {user.email, user.manager_email}
+        reports = [
+            p for p in reports if p.team == user.team or p.email in near or p.manager_email == user.email
+        ]
+    for i, report in enumerate(reports):
         manager = by_email[report.manager_email or ""]
         rule = [Weekly(count=6), Weekly(until=first_day + timedelta(days=55)), Weekly()][i % 3]
         title = f"1:1 {manager.name.split()[0]} / {report.name.split()[0]}"
@@ -179,46 +193,58 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
     # The monthly all-hands, on the Thursday of the current week.
     ceo = next(p for p in staff if p.manager_email is None)
     plans.append(
-        Plan(ceo, f"{company.name} all-hands ({company.start:%B})", [p for p in staff if p is not ceo], 60,
+        Plan(ceo, f"{world.name} all-hands ({world.start:%B})", [p for p in staff if p is not ceo], 60,
              [monday + timedelta(days=3)], "Company update, Q&A. Questions in advance to the CEO.")
     )  # fmt: skip
     # Customer calls: three per customer company and two more.
-    companies = list(dict.fromkeys(p.company for p in company.contacts))
-    picks = [(c, t) for c in companies for t in (0, 1, 2 + companies.index(c) % 3)]
-    picks += [(rng.choice(companies), rng.randrange(len(CUSTOMER_CALLS))) for _ in range(2)]
+    companies = list(dict.fromkeys(p.company for p in world.contacts))
+    calls = world.customer_calls
+    picks = (
+        [(c, t % len(calls)) for c in companies for t in (0, 1, 2 + companies.index(c) % 3)] if calls else []
+    )
+    picks += (
+        [(rng.choice(companies), rng.randrange(len(calls))) for _ in range(2)] if calls and companies else []
+    )
     for name, template in picks:
-        title, organizer_title, internal_titles, contact_titles, minutes = CUSTOMER_CALLS[template]
-        organizer = rng.choice(by_title[organizer_title])
-        contacts = [p for p in company.contacts if p.company == name and p.title in contact_titles]
-        internal = [rng.choice([p for p in by_title[t] if p is not organizer]) for t in internal_titles]
+        call = calls[template]
+        organizer = rng.choice(by_title.get(call.organizer) or staff)
+        contacts = [p for p in world.contacts if p.company == name and p.title in call.contacts]
+        internal = []
+        for t in call.attendees:
+            pool = [p for p in (by_title.get(t) or staff) if p is not organizer]
+            if pool:
+                internal.append(rng.choice(pool))
         plans.append(
-            Plan(organizer, title.format(company=name), internal + contacts, minutes, rng.sample(weekdays, 3),
-                 f"Call with {name}. {fake.sentence(nb_words=10)}")
+            Plan(organizer, call.title.format(company=name), internal + contacts, call.minutes,
+                 rng.sample(weekdays, 3), f"Call with {name}. {fake.sentence(nb_words=10)}")
         )  # fmt: skip
     # Internal one-off meetings.
-    for title, organizer_title, attendee_titles, minutes, count in INTERNAL_MEETINGS:
-        for _ in range(count):
+    for meeting in world.meetings:
+        title, organizer_title, attendee_titles = meeting.title, meeting.organizer, meeting.attendees
+        minutes = meeting.minutes
+        for _ in range(meeting.count):
             organizer = (
                 user if organizer_title == "me" else rng.choice(by_title.get(organizer_title) or staff)
             )
-            attendees: list[DemoPerson] = []
+            attendees: list[Person] = []
             for t in attendee_titles:
                 pool = [p for p in (by_title.get(t) or staff) if p is not organizer and p not in attendees]
                 if pool:
                     attendees.append(rng.choice(pool))
-            text = title.format(topic=fake.catch_phrase(), name=fake.name(), company=rng.choice(companies))
+            company_name = rng.choice(companies) if companies else world.name
+            text = title.format(topic=fake.catch_phrase(), name=fake.name(), company=company_name)
             plans.append(
                 Plan(organizer, text, attendees, minutes, rng.sample(weekdays, 2), fake.sentence(nb_words=12))
             )
 
-    planner = Planner(rng, company.people, first_day, weeks=3)
+    planner = Planner(world, rng, first_day, weeks=3)
     names, weights = list(RESPONSE_WEIGHTS), list(RESPONSE_WEIGHTS.values())
     for plan in plans:
         planner.place(plan)
         plan.responses = {p.email: rng.choices(names, weights)[0] for p in plan.attendees}
 
     # The user has invitations to answer, one declined, one tentative; two one-offs are cancelled.
-    upcoming = [p for p in plans if p.rule is None and p.start and p.start > company.start]
+    upcoming = [p for p in plans if p.rule is None and p.start and p.start > world.start]
     invited = [p for p in upcoming if user in p.attendees]
     answers: list[Response] = ["needs_action", "declined", "tentative", "needs_action"]
     answered = rng.sample(invited, min(len(answers), len(invited)))
@@ -230,17 +256,19 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
         if choices:
             rng.choice(choices).status = "cancelled"
 
-    ids = [_store(ws, plan) for plan in plans]
+    ids = [_store(ws, world, plan) for plan in plans]
     # Next week's occurrence of the user's first 1:1 with a report is off.
     one_on_one = next(
-        i for i, p in enumerate(plans) if p.organizer is user and p.rule and len(p.attendees) == 1
+        (i for i, p in enumerate(plans) if p.organizer is user and p.rule and len(p.attendees) == 1), None
     )
+    if one_on_one is None:
+        return
     series = load_event(ws, ids[one_on_one])
     next_week = occurrence_start(series.start, series.tz, 2)
     cancel_event_by_organizer(ws, CancelEventByOrganizer(event_id=series.id, occurrence_start=next_week))
 
 
-def _store(ws: Workspace, plan: Plan) -> int:
+def _store(ws: Workspace, world: World, plan: Plan) -> int:
     if plan.start is None:
         raise RuntimeError(f"{plan.title!r} was never placed")
     zones = {p.time_zone for p in [plan.organizer, *plan.attendees]}
@@ -252,7 +280,9 @@ def _store(ws: Workspace, plan: Plan) -> int:
         start=plan.start,
         end=plan.start + timedelta(minutes=plan.minutes),
         time_zone=plan.organizer.time_zone,
-        location=OFFICES[plan.organizer.time_zone] if internal and len(zones) == 1 else "Zoom",
+        location=world.offices.get(plan.organizer.time_zone, "Office")
+        if internal and len(zones) == 1
+        else "Zoom",
         description=plan.description,
         attendees=[AttendeeSpec(email=p.email, response=plan.responses[p.email]) for p in plan.attendees],
         status=plan.status,

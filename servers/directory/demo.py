@@ -1,4 +1,4 @@
-"""Directory part of the demo workspace: the company's teams and people."""
+"""Directory part of a world's seed: its teams and people."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from coworkenv.state import Workspace
 from .world import AddPerson, AddTeam, add_person, add_team
 
 if TYPE_CHECKING:
-    from ..demo import DemoCompany
+    from coworkenv.world import World
 
+#: The Northwind teams' purposes.
 TEAM_DESCRIPTIONS = {
     "Leadership": "Company direction, hiring and budgets.",
     "Engineering": "Builds and runs the Northwind platform.",
@@ -21,12 +22,9 @@ TEAM_DESCRIPTIONS = {
 }
 
 
-def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
-    """Insert every team (its first member leads it) and every person."""
-    for team in company.teams:
-        members = company.team_members(team)
-        add_team(
-            ws, AddTeam(name=team, description=TEAM_DESCRIPTIONS.get(team, ""), lead_email=members[0].email)
-        )
-    for p in company.people:
-        add_person(ws, AddPerson(**vars(p)))
+def populate(ws: Workspace, world: World, rng: random.Random) -> None:
+    """Insert every team with its lead, then every person."""
+    for team in world.teams:
+        add_team(ws, AddTeam(name=team.name, description=team.purpose, lead_email=team.lead))
+    for p in world.people:
+        add_person(ws, AddPerson(**p.model_dump(exclude={"working_hours"})))

@@ -1,13 +1,17 @@
-"""Text of the demo files: policies, figures, notes and plans with concrete numbers.
+"""Text of a world's files: policies, figures, notes and plans with concrete numbers.
 
-Each writer takes a `Writer` (the company, a seeded Faker and the service's `rng`) and
-returns the file's text. Numbers come from `rng`, so tasks can ask about them and
-verifiers can recompute them; the annual report adds up the quarterly figures.
+Each writer takes a `Writer` (the world, a seeded Faker and the service's `rng`) and the
+`Document` to write, and returns the file's text; `WRITERS` maps a document kind to its
+writer. Numbers come from `rng`, so tasks can ask about them and verifiers can recompute
+them; the annual report adds up the quarterly figures. The constants are Northwind's words
+(`servers._northwind` puts them in its world); Northwind-only kinds (the travel policy, the
+deploy runbook...) use them directly, the shared kinds read the world's vocabulary.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
@@ -15,7 +19,7 @@ from typing import TYPE_CHECKING
 from faker import Faker
 
 if TYPE_CHECKING:
-    from ..demo import DemoCompany, DemoPerson
+    from coworkenv.world import Document, Person, World
 
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 PRODUCTS = [
@@ -102,18 +106,18 @@ MILESTONES = [
 class Writer:
     """What every text writer draws on; `quarters` holds the figures once written."""
 
-    company: DemoCompany
+    world: World
     fake: Faker
     rng: random.Random
     quarters: dict[str, list[tuple[str, int, int, int, int]]] = field(default_factory=dict)
 
-    def member(self, team: str, title: str | None = None) -> DemoPerson:
+    def member(self, team: str, title: str | None = None) -> Person:
         """The member of `team` with `title` (the lead when none is given)."""
-        members = self.company.team_members(team)
+        members = self.world.team_members(team)
         return next((p for p in members if p.title == title), members[0])
 
-    def pick(self, team: str) -> DemoPerson:
-        return self.rng.choice(self.company.team_members(team))
+    def pick(self, team: str) -> Person:
+        return self.rng.choice(self.world.team_members(team))
 
     def some(self, options: list[str], n: int) -> list[str]:
         """`n` different options, in the order they are listed."""
@@ -216,10 +220,10 @@ def support_metrics(w: Writer) -> str:
 
 
 def price_list(w: Writer) -> str:
-    lines = ["sku,product,unit,price_eur"]
-    for sku, product, unit, base in PRODUCTS:
-        price = round(base * w.rng.uniform(0.9, 1.15) / 5) * 5
-        lines.append(f"{sku},{product},{unit},{price}.00")
+    lines = [f"sku,product,unit,price_{w.world.currency.lower()}"]
+    for product in w.world.products:
+        price = round(product.price * w.rng.uniform(0.9, 1.15) / 5) * 5
+        lines.append(f"{product.sku},{product.name},{product.unit},{price}.00")
     return "\n".join(lines) + "\n"
 
 
@@ -244,18 +248,19 @@ def meeting_template(w: Writer) -> str:
 
 
 def meeting_notes(w: Writer, team: str, title: str, day: date) -> str:
-    people = w.company.team_members(team)
+    people = w.world.team_members(team)
     attendees = sorted(w.rng.sample(people, k=min(len(people), w.rng.randint(3, 4))), key=lambda p: p.name)
     notes = "\n".join(
-        f"- {p.name} {u}." for p, u in zip(attendees, w.some(UPDATES, len(attendees)), strict=True)
+        f"- {p.name} {u}."
+        for p, u in zip(attendees, w.some(w.world.vocabulary.updates, len(attendees)), strict=True)
     )
     actions = "\n".join(
         f"- [ ] {p.name}: {a} (due {day + timedelta(days=w.rng.randint(3, 10))})"
-        for p, a in zip(attendees[:2], w.some(ACTIONS, 2), strict=True)
+        for p, a in zip(attendees[:2], w.some(w.world.vocabulary.actions, 2), strict=True)
     )
     return (
         f"# {title} - {day.isoformat()}\n\nAttendees: {', '.join(p.name for p in attendees)}\n\n"
-        f"## Notes\n{notes}\n\n## Decisions\n- {w.rng.choice(DECISIONS)}\n\n## Action items\n{actions}\n"
+        f"## Notes\n{notes}\n\n## Decisions\n- {w.rng.choice(w.world.vocabulary.decisions)}\n\n## Action items\n{actions}\n"
     )
 
 
@@ -299,8 +304,8 @@ def runbook_incident(w: Writer) -> str:
 def pipeline(w: Writer) -> str:
     stages = ["qualified", "proposal", "negotiation", "won", "lost"]
     lines = ["account,contact_email,stage,value_eur,owner_email,expected_close"]
-    for contact in w.company.contacts:
-        owner = w.pick("Sales")
+    for contact in w.world.contacts:
+        owner = w.pick(w.world.team("sales"))
         close = date(2026, w.rng.randint(2, 4), w.rng.randint(1, 28)).isoformat()
         value = w.rng.randrange(8_000, 120_000, 1_000)
         lines.append(
@@ -310,8 +315,8 @@ def pipeline(w: Writer) -> str:
 
 
 def account(w: Writer, company: str) -> str:
-    contacts = [p for p in w.company.contacts if p.company == company]
-    owner = w.pick("Sales")
+    contacts = [p for p in w.world.contacts if p.company == company]
+    owner = w.pick(w.world.team("sales"))
     listed = "\n".join(f"- {p.name}, {p.title} ({p.email})" for p in contacts)
     return (
         f"# {company}\n\nAccount owner: {owner.name} ({owner.email})\n"
@@ -372,7 +377,7 @@ def macro(w: Writer, topic: str) -> str:
 
 def budget(w: Writer) -> str:
     lines = ["team,q1_eur,q2_eur,q3_eur,q4_eur"]
-    for team in w.company.teams:
+    for team in w.world.team_names:
         values = [w.rng.randrange(40_000, 250_000, 5_000) for _ in range(4)]
         lines.append(f"{team},{','.join(str(v) for v in values)}")
     return "\n".join(lines) + "\n"
@@ -390,13 +395,13 @@ def vendors(w: Writer) -> str:
 
 
 def invoices(w: Writer) -> str:
-    lines = ["invoice,customer,amount_eur,due_date,status"]
+    lines = [f"invoice,customer,amount_{w.world.currency.lower()},due_date,status"]
     for n in range(8):
-        contact = w.rng.choice(w.company.contacts)
+        contact = w.rng.choice(w.world.contacts)
         due = date(2026, w.rng.randint(1, 3), w.rng.randint(1, 28)).isoformat()
-        status = "overdue" if due < w.company.start.date().isoformat() else "open"
+        status = "overdue" if due < w.world.start.date().isoformat() else "open"
         lines.append(
-            f"INV-{2026_0100 + 7 * n},{contact.company},{w.rng.randrange(900, 40_000, 50)}.00,{due},{status}"
+            f"INV-{w.world.start.year * 10000 + 100 + 7 * n},{contact.company},{w.rng.randrange(900, 40_000, 50)}.00,{due},{status}"
         )
     return "\n".join(lines) + "\n"
 
@@ -405,11 +410,11 @@ def project_plan(w: Writer, name: str, team: str) -> str:
     owner = w.member(team)
     milestones = "\n".join(
         f"- {date(2026, month, w.rng.randint(1, 28)).isoformat()}: {m}"
-        for month, m in zip((3, 4, 6, 9), MILESTONES, strict=True)
+        for month, m in zip((3, 4, 6, 9), w.world.vocabulary.milestones, strict=False)
     )
     return (
         f"# Project plan: {name}\n\nOwner: {owner.name} ({owner.email})\n"
-        f"Budget: EUR {w.rng.randrange(20_000, 150_000, 5_000)}\n\n## Goal\n{w.rng.choice(GOALS)}\n\n"
+        f"Budget: {w.world.currency} {w.rng.randrange(20_000, 150_000, 5_000)}\n\n## Goal\n{w.rng.choice(w.world.vocabulary.goals)}\n\n"
         f"## Milestones\n{milestones}\n"
     )
 
@@ -418,5 +423,132 @@ def project_status(w: Writer, name: str) -> str:
     state = w.rng.choice(["on track", "at risk", "behind"])
     return (
         f"# Status: {name}\n\nOverall: {state}\nDone: {w.rng.randint(20, 70)}% of scope\n\n"
-        "## This week\n" + "\n".join(f"- The team {u}." for u in w.some(UPDATES, 3)) + "\n"
+        "## This week\n" + "\n".join(f"- The team {u}." for u in w.some(w.world.vocabulary.updates, 3)) + "\n"
     )
+
+
+# Kinds any world may use: they draw only on the world (its rules, queues, people, vocabulary).
+
+
+def policy(w: Writer, doc: Document) -> str:
+    """A policy of house rules, owned by the document's team lead."""
+    owner = w.member(doc.team)
+    rules = w.some(w.world.house_rules, min(len(w.world.house_rules), w.rng.randint(3, 5)))
+    review = w.rng.choice([6, 12, 24])
+    lines = "\n".join(f"- {r}" for r in rules)
+    return (
+        f"# {doc.subject}\n\nOwner: {owner.name} ({owner.email})\n\n## Rules\n{lines}\n\n"
+        f"Reviewed every {review} months by {doc.team}.\n"
+    )
+
+
+def procedure(w: Writer, doc: Document) -> str:
+    """How a request of one queue is handled, step by step, with a response target."""
+    queue = w.world.queues[w.rng.randrange(len(w.world.queues))]
+    owner = next((p for p in w.world.staff if p.email == queue.owner), w.member(doc.team))
+    hours = w.rng.choice([2, 4, 8, 24])
+    first, second = w.some(w.world.vocabulary.actions, 2)
+    return (
+        f"# {doc.subject}\n\nApplies to the {queue.name} queue: {queue.description}\n\n"
+        f"1. Log every request as a ticket in {queue.name} within {hours} working hours.\n"
+        f"2. Tag it ({', '.join(queue.tags[:3])}) and set a priority.\n"
+        f"3. {first[0].upper()}{first[1:]}.\n4. {second[0].upper()}{second[1:]}.\n"
+        f"5. Anything unresolved after two working days goes to {owner.name} ({owner.email}).\n"
+    )
+
+
+def figures(w: Writer, doc: Document) -> str:
+    """Monthly figures of the world's metrics for the last six months (CSV)."""
+    metrics = w.world.vocabulary.metrics or ["requests", "completed", "backlog"]
+    month = date(w.world.start.year, w.world.start.month, 1)
+    lines = ["month," + ",".join(metrics)]
+    for back in range(6, 0, -1):
+        y, m = divmod(month.year * 12 + month.month - 1 - back, 12)
+        values = [w.rng.randrange(10, 5000) for _ in metrics]
+        lines.append(f"{y}-{m + 1:02d}," + ",".join(str(v) for v in values))
+    return "\n".join(lines) + "\n"
+
+
+def register(w: Writer, doc: Document) -> str:
+    """The outside organizations and their contacts, with the colleague who owns each (CSV)."""
+    lines = ["organization,kind,contact,email,owner_email"]
+    kinds = {o.name: o.kind for o in w.world.organizations}
+    for contact in w.world.contacts:
+        owner = w.pick(doc.team)
+        lines.append(
+            f"{contact.company},{kinds.get(contact.company, 'partner')},{contact.name},{contact.email},{owner.email}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def checklist(w: Writer, doc: Document) -> str:
+    """A checklist of actions, each with a named owner."""
+    actions = w.some(w.world.vocabulary.actions, min(len(w.world.vocabulary.actions), 4))
+    items = "\n".join(f"- [ ] {a} ({w.pick(doc.team).name})" for a in actions)
+    return f"# {doc.subject}\n\n{items}\n"
+
+
+def roster(w: Writer, doc: Document) -> str:
+    """Who is on duty each day of the coming week (CSV)."""
+    monday = w.world.start.date() - timedelta(days=w.world.start.weekday())
+    lines = ["day,on_duty_email,backup_email"]
+    people = w.world.team_members(doc.team)
+    for i in range(5):
+        first, second = w.rng.sample(people, 2) if len(people) > 1 else [people[0], people[0]]
+        lines.append(f"{(monday + timedelta(days=i)).isoformat()},{first.email},{second.email}")
+    return "\n".join(lines) + "\n"
+
+
+def _subject(write: Callable[[Writer, str], str]) -> Callable[[Writer, Document], str]:
+    return lambda w, doc: write(w, doc.subject)
+
+
+def _plain(write: Callable[[Writer], str]) -> Callable[[Writer, Document], str]:
+    return lambda w, doc: write(w)
+
+
+def _notes(w: Writer, doc: Document) -> str:
+    if doc.day is None:
+        raise ValueError(f"{doc.path}: meeting notes need a day")
+    return meeting_notes(w, doc.team, doc.subject, doc.day)
+
+
+WRITERS: dict[str, Callable[[Writer, Document], str]] = {
+    # Shared kinds.
+    "policy": policy,
+    "procedure": procedure,
+    "figures": figures,
+    "register": register,
+    "checklist": checklist,
+    "roster": roster,
+    "meeting_notes": _notes,
+    "price_list": _plain(price_list),
+    "pipeline": _plain(pipeline),
+    "account": _subject(account),
+    "budget": _plain(budget),
+    "project_plan": lambda w, doc: project_plan(w, doc.subject, doc.team),
+    "project_status": _subject(project_status),
+    "meeting_template": _plain(meeting_template),
+    # Northwind's own documents.
+    "travel_policy": _plain(travel_policy),
+    "expense_policy": _plain(expense_policy),
+    "remote_work_policy": _plain(remote_work_policy),
+    "security_policy": _plain(security_policy),
+    "code_of_conduct": _plain(code_of_conduct),
+    "quarter_figures": lambda w, doc: quarter_figures(w, int(doc.subject)),
+    "annual_report": _plain(annual_report),
+    "support_metrics": _plain(support_metrics),
+    "onboarding_checklist": _plain(onboarding_checklist),
+    "okrs": _plain(okrs),
+    "architecture": _plain(architecture),
+    "runbook_deploy": _plain(runbook_deploy),
+    "runbook_incident": _plain(runbook_incident),
+    "contract": _subject(contract),
+    "support_faq": _plain(support_faq),
+    "sla_policy": _plain(sla_policy),
+    "escalation": _plain(escalation),
+    "macro": _subject(macro),
+    "vendors": _plain(vendors),
+    "invoices": _plain(invoices),
+}
+"""Document kind -> writer."""

@@ -1,9 +1,10 @@
-"""Mail part of the demo workspace: 200 messages in the Support Lead's mailbox.
+"""Mail part of a world's seed: 200 messages in the user's mailbox.
 
 Threads of customer requests, colleagues' questions, invoices, meeting requests, mail the
 user started, and newsletters as distractors, spread over the six weeks before the clock
 start; older threads are read and mostly archived, recent ones partly unread. A few
-messages carry attachments pointing at files the files demo created.
+messages carry attachments pointing at files the files service created. The words come
+from the world's vocabulary (Northwind's are in `demo_text.py`).
 """
 
 from __future__ import annotations
@@ -17,24 +18,12 @@ from faker import Faker
 
 from coworkenv.state import Workspace, format_time
 
-from .demo_text import (
-    ATTACHMENT_HINTS,
-    CLOSERS,
-    CUSTOMER_ANSWERS,
-    CUSTOMER_SUBJECTS,
-    INTERNAL_ANSWERS,
-    INTERNAL_SUBJECTS,
-    MEETING_TOPICS,
-    NEWSLETTERS,
-    OUTBOUND_SUBJECTS,
-    USER_ANSWERS,
-)
 from .schema import Folder
 from .store import files_enabled
 from .world import AddMessage, add_message
 
 if TYPE_CHECKING:
-    from ..demo import DemoCompany, DemoPerson
+    from coworkenv.world import Person, World
 
 MESSAGE_COUNT = 200
 DAYS_BACK = 42
@@ -62,77 +51,90 @@ class _Thread:
 class _Writer:
     """Builds the threads of the demo mailbox from one random generator and one faker."""
 
-    def __init__(self, company: DemoCompany, rng: random.Random, fake: Faker, files: list[str]) -> None:
-        self.company, self.rng, self.fake, self.files = company, rng, fake, files
+    def __init__(self, world: World, rng: random.Random, fake: Faker, files: list[str]) -> None:
+        self.world, self.rng, self.fake, self.files = world, rng, fake, files
+        self.words = world.vocabulary
         # Attachments draw from their own generator, so the mailbox is the same message for
         # message whether or not the files service is enabled (only attachments differ).
-        self.attachment_rng = random.Random(f"{company.seed}:mail:attachments")
-        self.user = company.user
-        self.colleagues = [p for p in company.staff if p.email != self.user.email]
-        self.finance = company.team_members("Finance")
+        self.attachment_rng = random.Random(f"{world.seed}:mail:attachments")
+        self.user = world.user_person
+        self.colleagues = [p for p in world.staff if p.email != self.user.email]
+        self.helpers = [p for p in world.team_members(self.user.team) if p.email != self.user.email]
+        self.finance = world.team_members(world.team("finance"))
 
-    def first(self, person: DemoPerson) -> str:
+    def first(self, person: Person) -> str:
         return person.name.split()[0]
 
     def later(self, at: datetime, low: float, high: float) -> datetime:
         return at + timedelta(hours=self.rng.uniform(low, high))
 
     def start_time(self) -> datetime:
-        day = self.company.start - timedelta(days=self.rng.randint(1, DAYS_BACK))
+        day = self.world.start - timedelta(days=self.rng.randint(1, DAYS_BACK))
         return day.replace(hour=self.rng.randint(7, 17), minute=self.rng.randrange(60), second=0)
 
-    def letter(self, to: DemoPerson, text: str, sender: DemoPerson) -> str:
-        return f"Hi {self.first(to)},\n\n{text} {self.rng.choice(CLOSERS)}\n\nBest regards,\n{sender.name}"
+    def letter(self, to: Person, text: str, sender: Person) -> str:
+        return f"Hi {self.first(to)},\n\n{text} {self.rng.choice(self.words.closers)}\n\nBest regards,\n{sender.name}"
 
     def attachment(self) -> list[str]:
         pick = self.attachment_rng.random()
         if not self.files:
             return []
-        hinted = [f for f in self.files if any(h in f.lower() for h in ATTACHMENT_HINTS)]
+        hinted = [f for f in self.files if any(h in f.lower() for h in self.words.attachment_hints)]
         pool = hinted or self.files
         return [pool[int(pick * len(pool))]]
 
-    def to_user(self, sender: DemoPerson, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
+    def to_user(self, sender: Person, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
         return _Mail(
             sender.email, [self.user.email], subject, self.letter(self.user, text, sender), at, **extra
         )
 
-    def from_user(self, to: DemoPerson, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
+    def from_user(self, to: Person, subject: str, text: str, at: datetime, **extra: Any) -> _Mail:
         return _Mail(self.user.email, [to.email], subject, self.letter(to, text, self.user), at, **extra)
 
     def customer(self) -> _Thread:
-        person = self.rng.choice(self.company.contacts)
-        subject, text = self.rng.choice(CUSTOMER_SUBJECTS)
-        values = {"order": f"#{self.rng.randint(10000, 99999)}", "n": f"2026-{self.rng.randint(1, 400):04d}"}
-        subject = subject.format(**values)
+        person = self.rng.choice(self.world.contacts)
+        topic = self.rng.choice(self.words.customer_requests)
+        year = self.world.start.year
+        values = {
+            "order": f"#{self.rng.randint(10000, 99999)}",
+            "n": f"{year}-{self.rng.randint(1, 400):04d}",
+        }
+        subject, text = topic.title.format(**values), topic.body
         at = self.start_time()
         mails = [self.to_user(person, subject, text.format(**values), at)]
         if self.rng.random() < 0.7:
-            helper = self.rng.choice(self.company.team_members("Support")[1:])
+            helper = self.rng.choice(self.helpers or self.colleagues)
             cc = [helper.email] if self.rng.random() < 0.4 else []
             at = self.later(at, 0.5, 20)
-            mails.append(self.from_user(person, "Re: " + subject, self.rng.choice(USER_ANSWERS), at, cc=cc))
+            mails.append(
+                self.from_user(person, "Re: " + subject, self.rng.choice(self.words.user_answers), at, cc=cc)
+            )
             if self.rng.random() < 0.5:
                 at = self.later(at, 1, 30)
-                mails.append(self.to_user(person, "Re: " + subject, self.rng.choice(CUSTOMER_ANSWERS), at))
+                mails.append(
+                    self.to_user(person, "Re: " + subject, self.rng.choice(self.words.customer_answers), at)
+                )
         return _Thread(
             "customer", mails, ["customers"] + (["urgent"] if subject.startswith("Urgent") else [])
         )
 
     def internal(self) -> _Thread:
         person = self.rng.choice(self.colleagues)
-        subject, text = self.rng.choice(INTERNAL_SUBJECTS)
+        topic = self.rng.choice(self.words.internal_requests)
+        subject, text = topic.title, topic.body
         at = self.start_time()
         mails = [self.to_user(person, subject, text, at)]
         if self.rng.random() < 0.6:
             at = self.later(at, 0.2, 8)
-            mails.append(self.from_user(person, "Re: " + subject, self.rng.choice(INTERNAL_ANSWERS), at))
+            mails.append(
+                self.from_user(person, "Re: " + subject, self.rng.choice(self.words.internal_answers), at)
+            )
         return _Thread("internal", mails, ["follow-up"] if self.rng.random() < 0.2 else [])
 
     def invoice(self) -> _Thread:
-        vendor = self.rng.choice(self.company.contacts)
-        number = f"INV-2026-{self.rng.randint(1, 400):04d}"
-        amount = f"{self.rng.randint(800, 24000):,}.00 EUR"
+        vendor = self.rng.choice(self.world.contacts)
+        number = f"INV-{self.world.start.year}-{self.rng.randint(1, 400):04d}"
+        amount = f"{self.rng.randint(800, 24000):,}.00 {self.world.currency}"
         text = f"Please find attached invoice {number} for {amount}, due in 30 days."
         subject = f"Invoice {number} from {vendor.company}"
         at = self.start_time()
@@ -148,7 +150,7 @@ class _Writer:
 
     def meeting(self) -> _Thread:
         person = self.rng.choice(self.colleagues)
-        topic = self.rng.choice(MEETING_TOPICS)
+        topic = self.rng.choice(self.words.meeting_topics)
         others = [p.email for p in self.rng.sample(self.colleagues, 2) if p.email != person.email]
         slot = f"{self.rng.choice(['Monday', 'Tuesday', 'Wednesday', 'Thursday'])} at {self.rng.randint(9, 16)}:00"
         text = f"Could we meet about {topic} on {slot}? Thirty minutes should be enough."
@@ -161,8 +163,9 @@ class _Writer:
         return _Thread("meeting", mails, ["meetings"])
 
     def newsletter(self) -> _Thread:
-        sender, subject = self.rng.choice(NEWSLETTERS)
-        subject = subject.format(n=self.rng.randint(10, 99), catch=self.fake.catch_phrase())
+        letter = self.rng.choice(self.words.newsletters)
+        sender = letter.sender
+        subject = letter.subject.format(n=self.rng.randint(10, 99), catch=self.fake.catch_phrase())
         paragraphs = [self.fake.paragraph(nb_sentences=4) for _ in range(3)]
         body = "\n\n".join([*paragraphs, "Unsubscribe: reply STOP."])
         mail = _Mail(sender, [self.user.email], subject, body, self.start_time())
@@ -170,14 +173,16 @@ class _Writer:
 
     def started_by_user(self) -> _Thread:
         person = self.rng.choice(self.colleagues)
-        subject = self.rng.choice(OUTBOUND_SUBJECTS)
+        subject = self.rng.choice(self.words.outbound_subjects)
         at = self.start_time()
         text = "Sharing this ahead of our next sync; the details are below."
         files = self.attachment() if self.rng.random() < 0.3 else []
         mails = [self.from_user(person, subject, text, at, attachments=files)]
         if self.rng.random() < 0.5:
             at = self.later(at, 1, 24)
-            mails.append(self.to_user(person, "Re: " + subject, self.rng.choice(INTERNAL_ANSWERS), at))
+            mails.append(
+                self.to_user(person, "Re: " + subject, self.rng.choice(self.words.internal_answers), at)
+            )
         return _Thread("started_by_user", mails)
 
     def thread(self) -> _Thread:
@@ -193,11 +198,6 @@ class _Writer:
 
 
 DRAFT_COUNT = 4
-DRAFT_OPENINGS = [
-    "Thanks for your patience. I am still checking with our warehouse and will",
-    "Quick update: engineering reproduced the issue and",
-    "Sorry for the slow reply. Regarding your question,",
-]
 
 
 @dataclass
@@ -214,7 +214,7 @@ class _Planned:
     parent: int | None = None
 
 
-def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
+def populate(ws: Workspace, world: World, rng: random.Random) -> None:
     """Fill the user's mailbox with 200 messages (threads and a few drafts), inserted in
     time order so that message ids follow arrival."""
     files: list[str] = []
@@ -222,7 +222,7 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
         files = [
             r[0] for r in ws.conn.execute("SELECT path FROM files_nodes WHERE kind = 'file' ORDER BY path")
         ]
-    writer = _Writer(company, rng, company.faker("mail"), files)
+    writer = _Writer(world, rng, world.faker("mail"), files)
     plan = _plan_threads(writer, rng)
     plan += _plan_drafts(writer, plan, rng)
     ids: dict[int, int] = {}
@@ -233,7 +233,7 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
         result = add_message(
             ws,
             AddMessage(
-                owner=company.user.email,
+                owner=world.user,
                 from_addr=mail.sender,
                 folder=item.folder,
                 to=mail.to,
@@ -256,7 +256,7 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
 
 def _plan_threads(writer: _Writer, rng: random.Random) -> list[_Planned]:
     """Threads until there are 200 messages less the drafts: folders, read state, flags, labels."""
-    start, owner = writer.company.start, writer.user.email
+    start, owner = writer.world.start, writer.user.email
     plan: list[_Planned] = []
     thread_number = 0
     while len(plan) < MESSAGE_COUNT - DRAFT_COUNT:
@@ -285,7 +285,7 @@ def _plan_threads(writer: _Writer, rng: random.Random) -> list[_Planned]:
 
 def _plan_drafts(writer: _Writer, plan: list[_Planned], rng: random.Random) -> list[_Planned]:
     """Replies the user started to customers still waiting in the inbox, and one new message."""
-    start, owner = writer.company.start, writer.user.email
+    start, owner = writer.world.start, writer.user.email
     waiting = [
         i
         for i, item in enumerate(plan)
@@ -299,13 +299,14 @@ def _plan_drafts(writer: _Writer, plan: list[_Planned], rng: random.Random) -> l
         parent = plan[index]
         at = parent.mail.at + (start - parent.mail.at) * rng.uniform(0.3, 0.9)
         subject = "Re: " + parent.mail.subject.removeprefix("Re: ")
-        body = f"Hello,\n\n{rng.choice(DRAFT_OPENINGS)}"
+        body = f"Hello,\n\n{rng.choice(writer.words.draft_openings)}"
         mail = _Mail(owner, [parent.mail.sender], subject, body, at)
         drafts.append(_Planned(mail, parent.thread, parent.position + 1, "drafts", True, parent=index))
     for _ in range(DRAFT_COUNT - len(drafts)):
         person = rng.choice(writer.colleagues)
-        body = f"Hi {writer.first(person)},\n\nDraft agenda: queue health, the SLA review, and"
+        note = writer.words.draft_note
+        body = f"Hi {writer.first(person)},\n\n{note.body}"
         at = start - timedelta(minutes=rng.randint(10, 600))
-        mail = _Mail(owner, [person.email], "Notes for the support all-hands", body, at)
+        mail = _Mail(owner, [person.email], note.title, body, at)
         drafts.append(_Planned(mail, -1 - len(drafts), 0, "drafts", True))
     return drafts

@@ -85,3 +85,9 @@ CLOSERS = [
     "Please let me know by the end of the week.",
     "I have copied the details below for reference.",
 ]
+DRAFT_OPENINGS = [
+    "Thanks for your patience. I am still checking with our warehouse and will",
+    "Quick update: engineering reproduced the issue and",
+    "Sorry for the slow reply. Regarding your question,",
+]
+DRAFT_NOTE = ("Notes for the support all-hands", "Draft agenda: queue health, the SLA review, and")

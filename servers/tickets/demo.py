@@ -1,4 +1,8 @@
-"""Tickets part of the demo workspace: four queues and 60 tickets with comments and links."""
+"""Tickets part of a world's seed: its queues, their tickets with comments, and links.
+
+The constants below are the Northwind queues and words (`servers._northwind` puts them in
+its world); the renderer reads only the world.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from .world import AddLink, AddQueue, AddTicket, SeedComment, add_link, add_queu
 if TYPE_CHECKING:
     from faker import Faker
 
-    from ..demo import DemoCompany, DemoPerson
+    from coworkenv.world import Person, Queue, World
 
 QUEUES = {
     "Support": "Customer questions, orders, deliveries and account problems.",
@@ -108,33 +112,34 @@ NOTES = [
 PRIORITY_WEIGHTS = {"low": 20, "normal": 50, "high": 22, "urgent": 8}
 
 
-def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
-    """Insert the queues, 60 tickets (oldest first, ids 1-60) and a few links between them."""
-    fake = company.faker("tickets")
-    for name, description in QUEUES.items():
-        add_queue(ws, AddQueue(name=name, description=description))
-    plan = [queue for queue, size in QUEUE_SIZES.items() for _ in range(size)]
+#: Links between seed tickets, by queue position: (source, kind, target). Duplicates point from
+#: the newer ticket to the older one and only the third queue blocks the first, so the random
+#: picks can never make a loop.
+LINKS = [(0, "duplicates", 0), (0, "duplicates", 0), (2, "blocks", 0), (2, "blocks", 0), (1, "relates_to", 0), (2, "relates_to", 2)]  # fmt: skip
+
+
+def populate(ws: Workspace, world: World, rng: random.Random) -> None:
+    """Insert the queues, their tickets (oldest first, ids from 1) and a few links between them."""
+    fake = world.faker("tickets")
+    for queue in world.queues:
+        add_queue(ws, AddQueue(name=queue.name, description=queue.description))
+    plan = [queue for queue in world.queues for _ in range(queue.tickets)]
     rng.shuffle(plan)
     ages = sorted((rng.randint(1, 45 * 24) for _ in plan), reverse=True)
-    by_queue: dict[str, list[int]] = {name: [] for name in QUEUES}
+    by_queue: dict[str, list[int]] = {q.name: [] for q in world.queues}
     for queue, age_hours in zip(plan, ages, strict=True):
-        created = company.start - timedelta(hours=age_hours)
-        ticket = _ticket(company, rng, fake, queue, created)
-        by_queue[queue].append(add_ticket(ws, ticket)["ticket_id"])
+        created = world.start - timedelta(hours=age_hours)
+        ticket = _ticket(world, rng, fake, queue, created)
+        by_queue[queue.name].append(add_ticket(ws, ticket)["ticket_id"])
     linked: list[set[int]] = []
-    # Duplicates point from the newer ticket to the older one and only Engineering blocks
-    # Support, so the random picks can never make a loop.
-    for queue, kind, target_queue in [
-        ("Support", "duplicates", "Support"),
-        ("Support", "duplicates", "Support"),
-        ("Engineering", "blocks", "Support"),
-        ("Engineering", "blocks", "Support"),
-        ("Billing", "relates_to", "Support"),
-        ("Engineering", "relates_to", "Engineering"),
-    ]:
+    names = [q.name for q in world.queues]
+    for source_at, kind, target_at in LINKS:
+        queue, target_queue = names[source_at], names[target_at]
         pairs = [
             (s, t) for s in by_queue[queue] for t in by_queue[target_queue] if s != t and {s, t} not in linked
         ]
+        if not pairs:
+            continue
         source, target = rng.choice(pairs)
         linked.append({source, target})
         if kind == "duplicates":
@@ -145,70 +150,71 @@ def populate(ws: Workspace, company: DemoCompany, rng: random.Random) -> None:
         add_link(ws, AddLink.model_validate(link))
 
 
-def _ticket(
-    company: DemoCompany, rng: random.Random, fake: Faker, queue: str, created: datetime
-) -> AddTicket:
-    age = (company.start - created) / timedelta(days=45)
+def _ticket(world: World, rng: random.Random, fake: Faker, queue: Queue, created: datetime) -> AddTicket:
+    age = (world.start - created) / timedelta(days=45)
     if age > 0.5:
         status = rng.choices(["resolved", "closed", "pending", "in_progress"], [35, 45, 10, 10])[0]
     else:
         status = rng.choices(["open", "in_progress", "pending", "resolved"], [45, 30, 15, 10])[0]
-    requester = _requester(company, rng, queue)
-    team = [p for t in QUEUE_TEAMS[queue] for p in company.team_members(t) if p.email != requester.email]
+    requester = _requester(world, rng, queue)
+    workers = [p for t in queue.teams for p in world.team_members(t)]
+    team = [p for p in workers if p.email != requester.email] or workers
     assignee = None if status == "open" and rng.random() < 0.4 else rng.choice(team).email
-    title, body = rng.choice(TEMPLATES[queue])
+    topic = rng.choice(queue.topics)
     values = {
-        "order": fake.bothify("NW-#####"),
-        "invoice": fake.bothify("INV-2026-####"),
-        "amount": f"{fake.random_int(40, 9000)}.00 EUR",
+        "order": fake.bothify(f"{world.reference_prefix}-#####"),
+        "invoice": fake.bothify(f"INV-{world.start.year}-####"),
+        "amount": f"{fake.random_int(40, 9000)}.00 {world.currency}",
         "city": fake.city(),
         "date": (created - timedelta(days=rng.randint(1, 10))).strftime("%d %B"),
     }
-    comments = _comments(rng, requester.email, assignee or rng.choice(team).email, created, company.start)
+    comments = _comments(
+        rng, world, requester.email, assignee or rng.choice(team).email, created, world.start
+    )
     due = None
     if status in ("open", "pending", "in_progress") and rng.random() < 0.6:
-        due = format_time((company.start + timedelta(days=rng.randint(-4, 10))).replace(hour=17))
+        due = format_time((world.start + timedelta(days=rng.randint(-4, 10))).replace(hour=17))
     return AddTicket.model_validate(
         {
-            "title": title.format(**values),
-            "description": body.format(**values) + " " + fake.sentence(nb_words=10),
+            "title": topic.title.format(**values),
+            "description": topic.body.format(**values) + " " + fake.sentence(nb_words=10),
             "status": status,
             "priority": rng.choices(list(PRIORITY_WEIGHTS), list(PRIORITY_WEIGHTS.values()))[0],
-            "queue": queue,
+            "queue": queue.name,
             "requester": requester.email,
             "assignee": assignee,
-            "tags": rng.sample(TAGS[queue], rng.randint(0, 2)),
+            "tags": rng.sample(queue.tags, rng.randint(0, 2)),
             "due_at": due,
             "created_at": format_time(created),
-            "updated_at": format_time(created + (company.start - created) * rng.uniform(0.0, 0.9)),
+            "updated_at": format_time(created + (world.start - created) * rng.uniform(0.0, 0.9)),
             "comments": comments,
         }
     )
 
 
-def _requester(company: DemoCompany, rng: random.Random, queue: str) -> DemoPerson:
-    if queue in ("Support", "Billing"):
-        # Mostly customers; now and then an account executive files it for one.
-        return rng.choice(company.contacts if rng.random() < 0.9 else company.team_members("Sales"))
-    if queue == "Engineering":
-        return rng.choice(company.team_members("Support") + company.team_members("Sales"))
-    return rng.choice(company.staff)
+def _requester(world: World, rng: random.Random, queue: Queue) -> Person:
+    filers = [p for t in queue.requester_teams for p in world.team_members(t)]
+    if queue.requested_by == "customers":
+        # Mostly customers; now and then a colleague files it for one.
+        return rng.choice(world.contacts if rng.random() < 0.9 or not filers else filers)
+    return rng.choice(filers or world.staff)
 
 
 def _comments(
-    rng: random.Random, requester: str, staff: str, created: datetime, start: datetime
+    rng: random.Random, world: World, requester: str, staff: str, created: datetime, start: datetime
 ) -> list[SeedComment]:
-    """0-4 comments at increasing times between the ticket's creation and the demo start."""
+    """0-4 comments at increasing times between the ticket's creation and the world's start."""
     if rng.random() < 0.3:
         return []
+    words = world.vocabulary
     comments, at = [], created
     for i in range(rng.randint(1, 4)):
         at += (start - at) * rng.uniform(0.05, 0.3)
         kind = "reply" if i == 0 else rng.choice(["reply", "customer", "note"])
         author, pool, visibility = {
-            "reply": (staff, REPLIES, "public"),
-            "customer": (requester, CUSTOMER_REPLIES, "public"),
-            "note": (staff, NOTES, "internal"),
+            "reply": (staff, words.ticket_replies, "public"),
+            "customer": (requester, words.requester_replies, "public"),
+            "note": (staff, words.ticket_notes, "internal"),
         }[kind]
         comments.append(
             SeedComment.model_validate(

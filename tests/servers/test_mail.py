@@ -11,7 +11,7 @@ from mcp import Client
 from pydantic import ValidationError
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import build_company, build_demo_workspace
+from coworkenv.servers.demo import build_company, build_demo_workspace, northwind_world
 from coworkenv.servers.mail.demo import populate
 from coworkenv.servers.mail.schema import SCHEMA
 from coworkenv.servers.toolkit import USER_EMAIL_KEY
@@ -588,9 +588,9 @@ def test_demo_mailbox_has_200_believable_messages() -> None:
 
 
 def test_demo_attaches_files_of_the_files_service_when_it_is_there() -> None:
-    company = build_company(0)
-    ws = Workspace.create([SCHEMA, FILES_SCHEMA], clock_start=company.start)
-    populate(ws, company, random.Random("0:mail"))
+    world = northwind_world(0)
+    ws = Workspace.create([SCHEMA, FILES_SCHEMA], clock_start=world.start)
+    populate(ws, world, random.Random("0:mail"))
     attachments = ws.rows("mail_attachments")
     assert len(attachments) >= 3
     assert {a["path"] for a in attachments} <= {"/shared/inv-7.md", "/shared/contract.md"}

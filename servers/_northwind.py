@@ -1,0 +1,128 @@
+"""The demo company, Northwind, as a `World`: its people come from `demo.build_company`, its
+queues, documents, meetings and words from each service's demo module."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from coworkenv.world import World
+
+from .calendar import demo as calendar
+from .directory.demo import TEAM_DESCRIPTIONS
+from .files import demo as files
+from .files import demo_content
+from .mail import demo_text as mail
+from .tickets import demo as tickets
+
+if TYPE_CHECKING:
+    from .demo import DemoCompany
+
+HOUSE_RULES = [
+    "Line-down tickets are always handled first, before any other queue.",
+    "Refunds above EUR 500 go to Finance for approval.",
+    "Customer data stays in our systems: never forward it to private accounts or tools.",
+    "Every enterprise account has a named support contact.",
+    "Handover notes live in the team folder, not in mail.",
+]
+QUEUE_REQUESTERS: dict[str, tuple[str, list[str]]] = {
+    "Support": ("customers", ["Sales"]),
+    "Billing": ("customers", ["Sales"]),
+    "Engineering": ("colleagues", ["Support", "Sales"]),
+    "IT": ("colleagues", []),
+}
+
+
+def _topics(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"title": title, "body": body} for title, body in pairs]
+
+
+def northwind(company: DemoCompany) -> World:
+    """The Northwind world for one demo seed."""
+    people = [dict(vars(p)) for p in company.people]
+    leads = {team: company.team_members(team)[0].email for team in company.teams}
+    organizations = [
+        {"name": name, "kind": "customer", "domain": name.lower().split()[0] + ".example"}
+        for name in dict.fromkeys(p.company for p in company.contacts)
+    ]
+    queues: list[dict[str, Any]] = []
+    for name, description in tickets.QUEUES.items():
+        requested_by, requester_teams = QUEUE_REQUESTERS[name]
+        teams = list(tickets.QUEUE_TEAMS[name])
+        queues.append(
+            {
+                "name": name,
+                "description": description,
+                "owner": leads[teams[0]],
+                "teams": teams,
+                "tickets": tickets.QUEUE_SIZES[name],
+                "requested_by": requested_by,
+                "requester_teams": requester_teams,
+                "topics": _topics(tickets.TEMPLATES[name]),
+                "tags": tickets.TAGS[name],
+            }
+        )
+    vocabulary = {
+        "customer_requests": _topics(mail.CUSTOMER_SUBJECTS),
+        "customer_answers": mail.CUSTOMER_ANSWERS,
+        "user_answers": mail.USER_ANSWERS,
+        "internal_requests": _topics(mail.INTERNAL_SUBJECTS),
+        "internal_answers": mail.INTERNAL_ANSWERS,
+        "meeting_topics": mail.MEETING_TOPICS,
+        "newsletters": [{"sender": s, "subject": t} for s, t in mail.NEWSLETTERS],
+        "outbound_subjects": mail.OUTBOUND_SUBJECTS,
+        "attachment_hints": list(mail.ATTACHMENT_HINTS),
+        "closers": mail.CLOSERS,
+        "draft_openings": mail.DRAFT_OPENINGS,
+        "draft_note": {"title": mail.DRAFT_NOTE[0], "body": mail.DRAFT_NOTE[1]},
+        "ticket_replies": tickets.REPLIES,
+        "requester_replies": tickets.CUSTOMER_REPLIES,
+        "ticket_notes": tickets.NOTES,
+        "updates": demo_content.UPDATES,
+        "decisions": demo_content.DECISIONS,
+        "actions": demo_content.ACTIONS,
+        "goals": demo_content.GOALS,
+        "milestones": demo_content.MILESTONES,
+        "metrics": ["revenue_eur", "costs_eur", "new_customers", "churned_customers"],
+    }
+    return World.model_validate(
+        {
+            "name": company.name,
+            "domain": company.domain,
+            "industry": "industrial equipment supplier",
+            "profile": "northwind",
+            "seed": company.seed,
+            "headquarters_time_zone": "Europe/Berlin",
+            "start": company.start,
+            "currency": "EUR",
+            "reference_prefix": "NW",
+            "user": company.user.email,
+            "teams": [{"name": t, "purpose": TEAM_DESCRIPTIONS[t], "lead": leads[t]} for t in company.teams],
+            "people": people,
+            "organizations": organizations,
+            "products": [
+                {"sku": sku, "name": name, "unit": unit, "price": price}
+                for sku, name, unit, price in demo_content.PRODUCTS
+            ],
+            "queues": queues,
+            "documents": files.northwind_documents(company.start.date()),
+            "empty_folders": list(files.EMPTY_DIRECTORIES),
+            "meetings": [
+                {"title": t, "organizer": o, "attendees": a, "minutes": m, "count": c}
+                for t, o, a, m, c in calendar.INTERNAL_MEETINGS
+            ],
+            "customer_calls": [
+                {"title": t, "organizer": o, "attendees": a, "contacts": c, "minutes": m}
+                for t, o, a, c, m in calendar.CUSTOMER_CALLS
+            ],
+            "offices": calendar.OFFICES,
+            "roles": {
+                "finance": "Finance",
+                "sales": "Sales",
+                "tech": "Engineering",
+                "desk": "Support",
+                "leadership": "Leadership",
+            },
+            "vocabulary": vocabulary,
+            "house_rules": HOUSE_RULES,
+        }
+    )
