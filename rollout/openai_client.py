@@ -6,6 +6,10 @@ self-hosted server (vLLM, SGLang, Ollama, llama.cpp) at `base_url`. The key come
 default). A self-hosted endpoint often needs no key, so with a `base_url` and no key a
 placeholder is sent; OpenAI itself without a key is refused here, before any request.
 
+`chat` sends one Chat Completions request and retries what a retry can fix (connection
+errors and timeouts, HTTP 429 and 5xx) with exponential backoff, honouring `Retry-After`;
+every caller that wants retries uses it, on a client made with `max_retries=0`.
+
 `check_endpoint` makes one cheap request (the model list) so a command can fail fast, with
 the reason, before it starts a batch that would only record errors.
 """
@@ -13,9 +17,13 @@ the reason, before it starts a batch that would only record errors.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
+import anyio
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 #: Sent to a self-hosted endpoint when no key is set (vLLM and Ollama accept any key).
@@ -26,8 +34,79 @@ DEFAULT_TIMEOUT = 120.0
 CHECK_TIMEOUT = 10.0
 
 
+#: Failures a later attempt may not meet: the connection, a timeout, 429, any 5xx.
+RETRYABLE: tuple[type[Exception], ...] = (
+    openai.APIConnectionError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+)
+#: The longest wait between two attempts, whatever `Retry-After` asks.
+MAX_BACKOFF = 30.0
+
+
 class EndpointUnavailable(Exception):
     """The model endpoint cannot be used: no key, not reachable, or it refused us."""
+
+
+class EndpointFailed(Exception):
+    """The endpoint kept failing (or refused the request): an infrastructure failure, not the
+    model's answer. `retryable` says whether the failures were of the kind retries may fix."""
+
+    def __init__(self, message: str, *, attempts: int, retryable: bool) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.retryable = retryable
+
+
+async def chat(
+    client: AsyncOpenAI,
+    *,
+    attempts: int = 4,
+    backoff: float = 1.0,
+    on_retry: Callable[[Exception, float], None] | None = None,
+    **request: Any,
+) -> ChatCompletion:
+    """One Chat Completions request, tried up to `attempts` times: waits `backoff`, then twice
+    as long each time (or what `Retry-After` says, at most MAX_BACKOFF) after a retryable
+    failure. Raises `EndpointFailed` when every attempt failed or the endpoint refused."""
+    delay = backoff
+    for attempt in range(1, attempts + 1):
+        try:
+            return await client.chat.completions.create(**request)
+        except RETRYABLE as exc:
+            if attempt == attempts:
+                raise EndpointFailed(
+                    f"the model endpoint failed {attempts} times; last: {_describe(exc)}",
+                    attempts=attempts,
+                    retryable=True,
+                ) from exc
+            wait = min(MAX_BACKOFF, max(delay, _retry_after(exc)))
+            if on_retry is not None:
+                on_retry(exc, wait)
+            await anyio.sleep(wait)
+            delay *= 2
+        except openai.APIStatusError as exc:  # 4xx other than 429: the same request fails again
+            raise EndpointFailed(
+                f"the model endpoint refused the request: {_describe(exc)}", attempts=attempt, retryable=False
+            ) from exc
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body
+        message = body.get("message") if isinstance(body, dict) else None
+        return f"HTTP {exc.status_code}: {message or exc.message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _retry_after(exc: Exception) -> float:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value else 0.0
+    except ValueError:
+        return 0.0
 
 
 def resolve_api_key(
@@ -87,7 +166,10 @@ async def check_endpoint(
 __all__ = [
     "DEFAULT_API_KEY_ENV",
     "PLACEHOLDER_KEY",
+    "RETRYABLE",
+    "EndpointFailed",
     "EndpointUnavailable",
+    "chat",
     "check_endpoint",
     "make_client",
     "resolve_api_key",

@@ -4,6 +4,7 @@ For tests and offline demos: the real `openai` client talks to it over real HTTP
 127.0.0.1. Each request takes the next entry of the script:
 - an assistant reply: `{"content": "...", "tool_calls": [{"name": "mail_reply", "arguments": {...}}]}`
   (`arguments` may be a dict, sent as JSON, or a raw string, sent as is, e.g. malformed JSON);
+  with an optional `"finish_reason"` (e.g. `"length"` for an answer cut off at max_tokens);
 - an HTTP error: `{"status": 500, "error": "overloaded"}`;
 - or a callable `(request_json) -> entry` for replies that depend on the request.
 When the script runs out, it answers `{"content": "Done."}`. Every request body is kept
@@ -124,6 +125,12 @@ def completion(entry: dict[str, Any], model: str, n: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": entry.get("finish_reason") or ("tool_calls" if calls else "stop"),
+            }
+        ],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }

@@ -1,6 +1,7 @@
 """Execution validation of a task: the contract a task must meet before it is kept.
 
-Stages, in order (a failing stage stops the rest):
+Stages, in order (a failing stage stops only the stages that need it, so a report lists every
+problem at once; `ValidationReport.listing()` words them for the task's author):
 1. schema: the file parses into a Task (done by the caller; see `coworkenv.task.parse_task`).
 2. seed: the seed loads.
 3. checks: every check names real tables, columns and tools; SQL compiles; Python parses;
@@ -36,6 +37,7 @@ from coworkenv.task import Task
 from coworkenv.verifiers import Footprint, check_problems
 
 from .acceptance import acceptance_variants
+from .diagnosis import constant_checks, seed_problems, solution_problems, with_hints
 from .mutants import mutants
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
@@ -51,6 +53,7 @@ class StageResult(BaseModel):
     passed: bool
     detail: str = ""
     seconds: float = 0.0
+    skipped: bool = Field(default=False, description="Not run, because a stage it needs failed")
 
 
 class MutantResult(BaseModel):
@@ -119,10 +122,29 @@ class ValidationReport(BaseModel):
         return _rates(self.variants, killed=False)
 
     def summary(self) -> str:
+        """The first failing stage and what it found ("ok" when every stage passed)."""
         failed = self.failed_stage
         if failed is None:
             return "ok"
         return f"{failed.name}: {failed.detail}"
+
+    def failures(self) -> list[StageResult]:
+        """Every stage that failed, in order (not those skipped)."""
+        return [s for s in self.stages if not s.passed and not s.skipped]
+
+    def listing(self) -> str:
+        """Every problem found, one stage a line, and the stages that could not run: what a
+        task author (or a generator) needs to fix everything in one go."""
+        if self.failed_stage is None:
+            return "ok"
+        lines = [f"- {s.name}: {s.detail}" for s in self.failures()]
+        skipped = [s for s in self.stages if s.skipped]
+        if skipped:
+            lines.append(
+                f"- not run yet ({skipped[0].detail[len('not run: ') :]}): "
+                + ", ".join(s.name for s in skipped)
+            )
+        return "\n".join(lines)
 
 
 def _rates(results: list[MutantResult], *, killed: bool) -> dict[str, float]:
@@ -135,7 +157,10 @@ def _rates(results: list[MutantResult], *, killed: bool) -> dict[str, float]:
 async def validate_task(
     task: Task, *, cache: SeedCache | None = None, run_mutants: bool = True
 ) -> ValidationReport:
-    """Run every stage until one fails; see the module docstring."""
+    """Run every stage that can run; see the module docstring. A failure does not stop the
+    stages that do not depend on it (the checks are read even when the seed fails, the no-op
+    and the reference solution run without the broken checks), so the report lists every
+    problem there is; a stage that cannot run says why (`skipped`)."""
     cache = cache or SeedCache()
     report = ValidationReport(task_id=task.id, task_hash=task.content_hash)
 
@@ -145,46 +170,64 @@ async def validate_task(
         )
         return passed
 
+    def skip(names: tuple[str, ...], why: str) -> ValidationReport:
+        for name in names:
+            report.stages.append(StageResult(name=name, passed=False, skipped=True, detail=f"not run: {why}"))
+        return report
+
     t = time.perf_counter()
     try:
         ws = cache.fork(task)
-    except SeedError as exc:
-        stage("seed", False, str(exc), t)
-        return report
-    stage("seed", True, "", t)
+        seed_ok = True
+    except SeedError:
+        problems, ws = seed_problems(task)
+        seed_ok = False
+        stage("seed", False, "; ".join(problems), t)
+    if seed_ok:
+        stage("seed", True, "", t)
 
     t = time.perf_counter()
     tools = {name for s in task.services for name in get_service(s).tools.names}
-    problems = check_problems(task, ws, tools) + contract_problems(task)
-    if not stage("checks", not problems, "; ".join(problems), t):
-        return report
+    problems = check_problems(task, ws, tools) + contract_problems(task) + constant_checks(task)
+    checks_ok = stage("checks", not problems, "; ".join(problems), t)
+    if not seed_ok:
+        skip(("noop",), "the seed must load first")
+        static = solution_problems(task)
+        if static:
+            stage("oracle", False, "; ".join(static), time.perf_counter())
+        return skip(STAGES[3 + bool(static) :], "the seed must load first")
+    runnable = task if checks_ok else without_broken_checks(task, ws, tools)
+    if runnable is None:
+        return skip(STAGES[2:], "no valid goal check is left to judge the task by")
 
     t = time.perf_counter()
-    footprint = await reference_footprint(task, cache)
-    noop = await run_episode(task, NoopPolicy(), cache=cache, footprint=footprint)
-    if not stage("noop", _noop_ok(noop), _noop_detail(noop), t):
-        return report
+    footprint = await reference_footprint(runnable, cache)
+    noop = await run_episode(runnable, NoopPolicy(), cache=cache, footprint=footprint)
+    stage("noop", _noop_ok(noop), _noop_detail(noop), t)
 
     t = time.perf_counter()
-    first = await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
-    if not stage("oracle", _oracle_ok(first), _oracle_detail(first), t):
-        return report
+    first = await run_episode(runnable, OraclePolicy(), cache=cache, footprint=footprint)
+    static = solution_problems(task)
+    oracle_ok = _oracle_ok(first) and not static
+    stage("oracle", oracle_ok, "; ".join(p for p in [*static, _oracle_detail(first, ws, task)] if p), t)
+    if first.status != "completed":
+        return skip(STAGES[4:], "the reference solution must complete first")
 
     t = time.perf_counter()
     peeks = peeking(task, first, system_prompt(task, ws))
-    if not stage("no_peeking", not peeks, "; ".join(peeks), t):
-        return report
+    stage("no_peeking", not peeks, "; ".join(peeks), t)
 
     t = time.perf_counter()
-    second = await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
+    second = await run_episode(runnable, OraclePolicy(), cache=cache, footprint=footprint)
     same = second.final_hash == first.final_hash and second.status == "completed"
-    if not stage(
+    stage(
         "deterministic",
         same,
         "" if same else f"state hashes differ: {first.final_hash} vs {second.final_hash}",
         t,
-    ):
-        return report
+    )
+    if not (oracle_ok and checks_ok):
+        return skip(STAGES[6:], "the reference solution must pass every check first")
 
     t = time.perf_counter()
     if not run_mutants:
@@ -192,13 +235,47 @@ async def validate_task(
         stage("acceptance", True, "skipped", t)
         return report
     detail = await _run_mutants(task, ws, footprint, first, noop, cache, report)
-    if not stage("mutants", not detail, detail, t):
-        return report
+    stage("mutants", not detail, detail, t)
 
     t = time.perf_counter()
     detail = await _run_acceptance(task, ws, footprint, first, cache, report)
     stage("acceptance", not detail, detail, t)
     return report
+
+
+def without_broken_checks(task: Task, ws: Any, tools: set[str]) -> Task | None:
+    """The task without the checks and rules `check_problems` finds broken, so the no-op and
+    the reference solution can still be judged; None when no goal check is left."""
+
+    def fine(check: Any) -> bool:
+        probe = task.model_copy(
+            update={
+                "turns": [t.model_copy(update={"checks": []}) for t in task.turns],
+                "checks": [check],
+                "safety": [],
+            }
+        )
+        return not check_problems(probe, ws, tools)
+
+    def rule_fine(rule: Any) -> bool:
+        probe = task.model_copy(
+            update={
+                "turns": [t.model_copy(update={"checks": []}) for t in task.turns],
+                "checks": [],
+                "safety": [rule],
+            }
+        )
+        return not check_problems(probe, ws, tools)
+
+    turns = [t.model_copy(update={"checks": [c for c in t.checks if fine(c)]}) for t in task.turns]
+    kept = task.model_copy(
+        update={
+            "turns": turns,
+            "checks": [c for c in task.checks if fine(c)],
+            "safety": [r for r in task.safety if rule_fine(r)],
+        }
+    )
+    return kept if any(not c.is_guard for c in kept.all_checks()) else None
 
 
 def contract_problems(task: Task) -> list[str]:
@@ -458,14 +535,35 @@ def _oracle_ok(record: EpisodeRecord) -> bool:
     )
 
 
-def _oracle_detail(record: EpisodeRecord) -> str:
+_STEP = re.compile(r"turns\[(\d+)\]\.(solution|events)\[(\d+)\]")
+
+
+def _for_author(text: str, ws: Any, task: Task | None) -> str:
+    """A failure that names a solution step or an event, with what the seed holds for the ids,
+    people and queues it uses (see `diagnosis.with_hints`)."""
+    found = _STEP.search(text or "")
+    if found is None or task is None:
+        return text
+    i, part, j = int(found.group(1)), found.group(2), int(found.group(3))
+    items: list[Any] = [] if i >= len(task.turns) else getattr(task.turns[i], part)
+    if j >= len(items):
+        return text
+    item = items[j]
+    if part == "solution":
+        params = {k: v for k, v in item.arguments.items() if not isinstance(v, dict)}
+        return with_hints(text, ws, params)
+    return with_hints(text, ws, item.params, item.service)
+
+
+def _oracle_detail(record: EpisodeRecord, ws: Any = None, task: Task | None = None) -> str:
     if record.status != "completed":
-        return f"the reference solution did not complete: {record.error}"
+        return f"the reference solution did not complete: {_for_author(record.error or '', ws, task)}"
     assert record.verdict is not None
     failed = [f"{c.id} ({c.error or c.message})" for c in record.verdict.checks if not c.passed]
     parts = []
     if record.event_errors:
-        parts.append("events could not apply after the reference solution: " + "; ".join(record.event_errors))
+        errors = [_for_author(e, ws, task) for e in record.event_errors]
+        parts.append("events could not apply after the reference solution: " + "; ".join(errors))
     if failed:
         parts.append("the reference solution fails checks: " + "; ".join(failed))
     if record.verdict.safety_violations:

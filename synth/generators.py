@@ -7,17 +7,19 @@ and returns a new draft."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from coworkenv.rollout.openai_client import DEFAULT_API_KEY_ENV, make_client
-from coworkenv.servers import SERVICE_NAMES, get_service
-from coworkenv.task import task_json_schema
+from coworkenv.rollout.openai_client import DEFAULT_API_KEY_ENV, EndpointFailed, chat, make_client
+from coworkenv.task import Task
 
 from . import families  # noqa: F401  (registers every family)
 from .capabilities import capability
 from .family import FAMILIES, Difficulty, build_task
+from .prompt import compact_task, generation_schema, request_text, scene_for, system_prompt
 
 
 class DraftRequest(BaseModel):
@@ -36,12 +38,24 @@ class Generator(Protocol):
     model: str | None
 
     async def draft(
-        self, request: DraftRequest, previous: str | None, report: str | None, round: int
+        self,
+        request: DraftRequest,
+        previous: str | None,
+        report: str | None,
+        round: int,
+        kept: Sequence[Task] = (),
     ) -> str: ...
 
 
 class GenerationError(Exception):
-    """The generator could not produce any draft (e.g. the endpoint failed)."""
+    """The generator produced no draft this round. `infrastructure` marks an endpoint that
+    kept failing (no round is spent: the slot stops and a rerun tries it again); otherwise
+    the round is spent and the message goes back to the generator (e.g. a cut-off answer)."""
+
+    def __init__(self, message: str, *, infrastructure: bool = False, text: str = "") -> None:
+        super().__init__(message)
+        self.infrastructure = infrastructure
+        self.text = text
 
 
 class ProceduralGenerator:
@@ -57,7 +71,14 @@ class ProceduralGenerator:
             raise GenerationError(f"no procedural family for capability {capability_id!r}")
         return names
 
-    async def draft(self, request: DraftRequest, previous: str | None, report: str | None, round: int) -> str:
+    async def draft(
+        self,
+        request: DraftRequest,
+        previous: str | None,
+        report: str | None,
+        round: int,
+        kept: Sequence[Task] = (),
+    ) -> str:
         names = self.families_for(request.capability)
         name = names[request.variant % len(names)]
         seed = request.seed * 1000 + request.variant + 100_000 * round
@@ -65,8 +86,10 @@ class ProceduralGenerator:
 
 
 class LLMGenerator:
-    """Drafts from a model through the Chat Completions API, with the task JSON Schema as
-    structured output, the tool catalogue, the world operations and an example in the prompt."""
+    """Drafts from a model through the Chat Completions API: a complete, compact prompt for
+    the slot's services and scene (see `synth.prompt`), the task schema once as structured
+    output, examples of the capability (kept tasks, else a procedural one), and in later
+    rounds the validation report in the same conversation."""
 
     name = "llm"
 
@@ -78,104 +101,152 @@ class LLMGenerator:
         api_key: str | None = None,
         api_key_env: str = DEFAULT_API_KEY_ENV,
         temperature: float = 0.7,
-        example: str | None = None,
+        examples: Sequence[Task] = (),
         structured_output: bool = True,
+        max_tokens: int = 12_000,
+        attempts: int = 4,
+        backoff: float = 2.0,
     ) -> None:
         self.model: str | None = model
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=3)
+        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=0)
         self.temperature = temperature
-        self.example = example
+        self.examples = list(examples)
         self.structured_output = structured_output
+        self.max_tokens = max_tokens
+        self.attempts = attempts
+        self.backoff = backoff
+        self.retries = 0
+        """Endpoint failures retried so far (they spend no round)."""
         self._conversations: dict[int, list[dict[str, Any]]] = {}
 
-    def system_prompt(self) -> str:
-        parts = [
-            "You write tasks for training AI coworkers: executable JSON tasks over a workspace with mail, tickets, "
-            "calendar, files and a directory. Each task has a seed (initial state), turns (user messages, events "
-            "between turns, checks, a reference solution made of tool calls) and final checks and safety rules. "
-            "Checks read the database state and the audit log, never the agent's text. The reference solution must "
-            "score 1.0; a do-nothing agent must fail; dropping any write step of the solution must make a check "
-            "fail. Answer with the task JSON only.",
-            "Tables and columns you may check are those of the services' tables (e.g. mail_messages, "
-            "mail_recipients, tickets_tickets, tickets_comments, calendar_events, calendar_attendees, files_nodes, "
-            'directory_people). Use the demo seed {"procedural": {"name": "demo", "params": {"seed": 0}}} '
-            "with user_email kimberly.smith@northwind.example and clock_start 2026-03-02T09:00:00Z, and plant the "
-            "items your task is about with seed operations.",
-            "## Tools (solution steps use these names)\n" + tool_catalogue(),
-            "## World operations (seed operations and events)\n" + world_catalogue(),
-            "## Task JSON Schema\n" + json.dumps(task_json_schema(), separators=(",", ":")),
-        ]
-        if self.example:
-            parts.append("## An example task\n" + self.example)
-        return "\n\n".join(parts)
+    def response_format(self) -> dict[str, Any] | None:
+        if not self.structured_output:
+            return None
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "task", "schema": generation_schema(), "strict": False},
+        }
 
-    def request_text(self, request: DraftRequest) -> str:
+    def first_messages(self, request: DraftRequest, kept: Sequence[Task] = ()) -> list[dict[str, Any]]:
+        """The system prompt and request of a slot's first round."""
         cap = capability(request.capability)
         services = request.services or cap.services
-        level = ["easy", "medium", "hard"][max(0, min(2, request.difficulty))]
-        return (
-            f"Write one {level} task for the capability '{cap.id}' ({cap.name}): {cap.description} "
-            f"It must require: {cap.requires} Turns: {cap.turns}. Use the services {', '.join(services)}. "
-            f"Use the id '{cap.id}-{request.slot}' and the capability tag '{cap.id}'."
+        scene = scene_for(request.slot, request.seed)
+        system = system_prompt(
+            services,
+            scene,
+            examples=self.examples_for(request, kept),
+            with_schema=not self.structured_output,
         )
+        user = request_text(
+            cap.id,
+            slot=request.slot,
+            difficulty=request.difficulty,
+            scene=scene,
+            services=services,
+            kept=kept,
+        )
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    async def draft(self, request: DraftRequest, previous: str | None, report: str | None, round: int) -> str:
+    def examples_for(self, request: DraftRequest, kept: Sequence[Task]) -> list[Task]:
+        """One example of the capability: a given one, else a kept one, else the smallest
+        procedural task of the capability (all three passed validation)."""
+        for pool in (self.examples, kept):
+            same = [t for t in pool if request.capability in t.capabilities]
+            if same:
+                return [min(same, key=lambda t: len(compact_task(t)))]
+        names = [n for n, f in FAMILIES.items() if f.capability == request.capability]
+        built = [build_task(n, request.slot, Difficulty.level(0)) for n in sorted(names)]
+        return [min(built, key=lambda t: len(compact_task(t)))] if built else []
+
+    async def draft(
+        self,
+        request: DraftRequest,
+        previous: str | None,
+        report: str | None,
+        round: int,
+        kept: Sequence[Task] = (),
+    ) -> str:
         messages = self._conversations.get(request.slot)
         if messages is None or previous is None:
-            messages = [
-                {"role": "system", "content": self.system_prompt()},
-                {"role": "user", "content": self.request_text(request)},
-            ]
+            messages = self.first_messages(request, kept)
         else:
             messages = [
                 *messages,
-                {"role": "assistant", "content": previous},
-                {
-                    "role": "user",
-                    "content": "Validation of your task failed:\n"
-                    + (report or "")
-                    + "\nFix exactly these problems and answer with the corrected task JSON only.",
-                },
+                {"role": "assistant", "content": _shortened(previous)},
+                {"role": "user", "content": correction_text(report or "")},
             ]
         self._conversations[request.slot] = messages
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
-        if self.structured_output:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "task", "schema": task_json_schema(), "strict": False},
-            }
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        response_format = self.response_format()
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+
+        def count(exc: Exception, wait: float) -> None:
+            self.retries += 1
+
         try:
-            response = await self.client.chat.completions.create(**kwargs)
-        except Exception as exc:  # the endpoint's failure is the generator's, reported as data
-            raise GenerationError(f"the model endpoint failed: {type(exc).__name__}: {exc}") from exc
-        return _strip_fences(response.choices[0].message.content or "")
+            response = await chat(
+                self.client, attempts=self.attempts, backoff=self.backoff, on_retry=count, **kwargs
+            )
+        except EndpointFailed as exc:
+            raise GenerationError(str(exc), infrastructure=True) from exc
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        if choice.finish_reason == "length":
+            raise GenerationError(
+                f"the answer was cut off at max_tokens={self.max_tokens} (finish_reason length) before the "
+                "task JSON ended: write a shorter task (fewer seed items, shorter texts, no optional fields "
+                "left at their defaults)",
+                text=text,
+            )
+        return extract_json(text)
 
 
-def _strip_fences(text: str) -> str:
-    text = text.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
+def correction_text(report: str) -> str:
+    """The user message of a correction round."""
+    return (
+        "Validation of your task failed. Every problem found:\n"
+        + report
+        + "\nFix all of them and answer with the whole corrected task JSON only."
+    )
+
+
+def _shortened(text: str, limit: int = 4000) -> str:
+    """A previous answer as it goes back into the conversation: a cut-off one is not repeated whole."""
+    return text if len(text) <= limit else text[:limit] + " ...[cut]"
+
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+
+
+def extract_json(text: str) -> str:
+    """The task JSON in a model's answer: the first fenced block that holds a JSON object
+    (wherever it is), else the first balanced `{...}` in the text; a trailing comma before a
+    closing bracket is removed when that alone makes it parse. Returns the text unchanged
+    when nothing parses, so the schema stage reports it."""
+    candidates = [m.group(1).strip() for m in _FENCE.finditer(text)] + [text.strip()]
+    for candidate in candidates:
+        found = _first_object(candidate)
+        if found is not None:
+            return found
     return text.strip()
 
 
-def tool_catalogue() -> str:
-    """One line per tool: combined name, parameters, first line of the description."""
-    lines = []
-    for service in SERVICE_NAMES:
-        for tool in get_service(service).tools.mcp_tools(f"{service}_"):
-            params = ", ".join(tool.parameters.get("properties", {}))
-            lines.append(f"- {tool.name}({params}): {tool.description.strip().splitlines()[0]}")
-    return "\n".join(lines)
-
-
-def world_catalogue() -> str:
-    """One line per world operation: service.operation(fields): what it does."""
-    lines = []
-    for service in SERVICE_NAMES:
-        for name, op in get_service(service).world.ops.items():
-            fields = ", ".join(op.params.model_fields)
-            lines.append(
-                f"- {service}.{name}({fields}): {op.description.splitlines()[0] if op.description else ''}"
-            )
-    return "\n".join(lines)
+def _first_object(text: str) -> str | None:
+    decoder = json.JSONDecoder()
+    for start in [i for i, c in enumerate(text) if c == "{"][:50]:
+        for attempt in (text[start:], _TRAILING_COMMA.sub(r"\1", text[start:])):
+            try:
+                value, end = decoder.raw_decode(attempt)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return attempt[:end]
+    return None

@@ -4,8 +4,10 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
 1. the generator drafts a task (JSON text);
 2. validation: schema, seed loads, checks valid, no-op fails, oracle solves (score 1.0,
    no safety violation), deterministic, mutants killed (see `rollout.validation`);
-3. near-duplicates of kept tasks are dropped;
-4. a failing draft's report goes back to the generator for the next round.
+   before that, a draft must match its request (capability, services, turns) and must not
+   nearly duplicate a kept task; after it, an optional LLM judge and a probe agent;
+3. a failing draft's report, every problem found, goes back to the generator for the next
+   round. An endpoint that keeps failing spends no round: the slot stops, and a rerun fills it.
 With `concurrency` above 1, validation runs in worker processes (it is CPU-bound), so
 slots are validated on several cores at once.
 Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
@@ -22,6 +24,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio import to_process
@@ -33,8 +36,13 @@ from coworkenv.rollout.validation import ValidationReport, validate_task
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
 
 from .capabilities import load_capabilities
+from .consistency import consistency_problems
 from .dedup import find_duplicate
 from .generators import DraftRequest, GenerationError, Generator
+
+if TYPE_CHECKING:
+    from .judge import LLMJudge
+    from .probe import Probe
 
 DRAFTS_FILE = "drafts.jsonl"
 TASKS_DIR = "tasks"
@@ -44,6 +52,8 @@ log = logging.getLogger(__name__)
 FUNNEL_STAGES = (
     "generated",
     "schema_valid",
+    "consistent",
+    "unique",
     "seed_loads",
     "checks_valid",
     "noop_fails",
@@ -52,8 +62,9 @@ FUNNEL_STAGES = (
     "deterministic",
     "mutants_killed",
     "right_variants_pass",
-    "unique",
 )
+#: Stages that run only when asked for (a judge, a probe): counted only when some draft met them.
+OPTIONAL_STAGES = ("judged", "probed")
 VALIDATION_TO_FUNNEL = {
     "seed": "seed_loads",
     "checks": "checks_valid",
@@ -77,6 +88,15 @@ class DraftRecord(BaseModel):
     passed: list[str] = Field(default_factory=list, description="Funnel stages this draft passed, in order")
     failed_stage: str | None = None
     reason: str = ""
+    problems: list[str] = Field(
+        default_factory=list, description="Every problem found (the failing stage's reason comes first)"
+    )
+    infrastructure: bool = Field(
+        default=False, description="The endpoint failed, not the draft: the slot is tried again by a rerun"
+    )
+    judge_score: float | None = None
+    probe_attempts: int | None = None
+    probe_passes: int | None = None
     kept: bool = False
     final: bool = Field(default=False, description="The slot is finished (kept, or out of rounds)")
     task_id: str | None = None
@@ -97,6 +117,7 @@ class SynthState(BaseModel):
     done: int = 0
     kept: int = 0
     rejected: int = 0
+    unfinished: int = Field(default=0, description="Slots stopped by endpoint failures; a rerun retries them")
 
 
 def plan_requests(count: int, capabilities: list[str] | None, seed: int) -> list[DraftRequest]:
@@ -191,19 +212,44 @@ def _append(out_dir: Path, record: DraftRecord) -> None:
 
 
 async def evaluate_draft(
-    text: str, request: DraftRequest, kept: list[Task], cache: SeedCache, *, in_worker: bool = False
+    text: str,
+    request: DraftRequest,
+    kept: list[Task],
+    cache: SeedCache,
+    *,
+    in_worker: bool = False,
+    judge: LLMJudge | None = None,
+    probe: Probe | None = None,
 ) -> tuple[DraftRecord, Task | None]:
-    """Validate one draft; the record says which funnel stages it passed and, if it failed, why."""
+    """Validate one draft; the record says which funnel stages it passed and, if it failed,
+    why (`reason`, the first failure) and everything found (`problems`)."""
     record = DraftRecord(
         slot=request.slot, capability=request.capability, round=0, generator="", passed=["generated"]
     )
+
+    def fail(stage: str, problems: list[str]) -> tuple[DraftRecord, None]:
+        record.failed_stage, record.reason, record.problems = stage, problems[0], problems
+        return record, None
+
     try:
         task = parse_task(text, source="the draft")
     except TaskFileError as exc:
-        record.failed_stage, record.reason = "schema_valid", str(exc)
-        return record, None
+        return fail("schema_valid", [str(exc)])
     record.passed.append("schema_valid")
     record.task_id, record.task_hash, record.services = task.id, task.content_hash, list(task.services)
+    mismatch = consistency_problems(task, request.capability, request.services)
+    if mismatch:
+        return fail("consistent", [f"consistent: {p}" for p in mismatch])
+    record.passed.append("consistent")
+    duplicate = find_duplicate(task, kept)
+    if duplicate is not None:
+        return fail(
+            "unique",
+            [
+                f"unique: a near-duplicate of kept task {duplicate.id!r}: change the scenario, people and values"
+            ],
+        )
+    record.passed.append("unique")
     if in_worker:
         report = ValidationReport.model_validate_json(
             await to_process.run_sync(validate_in_worker, task.model_dump_json(), cancellable=True)
@@ -212,22 +258,35 @@ async def evaluate_draft(
         report = await validate_task(task, cache=cache)
     for stage in report.stages:
         if not stage.passed:
-            record.failed_stage, record.reason = (
-                VALIDATION_TO_FUNNEL[stage.name],
-                f"{stage.name}: {stage.detail}",
-            )
-            return record, None
+            problems = [f"{s.name}: {s.detail}" for s in report.failures()]
+            skipped = [s.name for s in report.stages if s.skipped]
+            if skipped:
+                problems.append(
+                    f"not run yet ({report.stages[-1].detail[len('not run: ') :]}): {', '.join(skipped)}"
+                )
+            return fail(VALIDATION_TO_FUNNEL[stage.name], problems)
         record.passed.append(VALIDATION_TO_FUNNEL[stage.name])
     record.kill_rate = report.kill_rate
     record.kill_rates, record.acceptance_rates = report.kill_rates(), report.acceptance_rates()
-    duplicate = find_duplicate(task, kept)
-    if duplicate is not None:
-        record.failed_stage = "unique"
-        record.reason = (
-            f"unique: a near-duplicate of kept task {duplicate.id!r}: change the scenario, people and values"
-        )
-        return record, None
-    record.passed.append("unique")
+    if judge is not None:
+        judgement = await judge.judge(task)
+        record.judge_score = judgement.score
+        if judgement.score < judge.min_score:
+            return fail("judged", [f"judged: {judgement.feedback()}"])
+        record.passed.append("judged")
+    if probe is not None:
+        result = await probe.attempt(task, cache)
+        record.probe_attempts, record.probe_passes = result.attempts, result.passes
+        if result.passes < probe.min_passes:
+            return fail(
+                "probed",
+                [
+                    f"probed: a test agent solved it {result.passes} of {result.attempts} times, fewer than "
+                    f"{probe.min_passes} ({'; '.join(result.failures)}): make the request state what the checks "
+                    "need, or make the task easier"
+                ],
+            )
+        record.passed.append("probed")
     return record, task
 
 
@@ -240,9 +299,13 @@ async def synthesize(
     max_rounds: int = 3,
     concurrency: int = 1,
     seed: int = 0,
+    judge: LLMJudge | None = None,
+    probe: Probe | None = None,
     progress: Callable[[SynthState, DraftRecord], None] | None = None,
 ) -> SynthState:
-    """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable."""
+    """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable.
+    An endpoint that keeps failing spends no round: the slot stops unfinished and a rerun
+    fills it."""
     out = Path(out_dir)
     (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
     lost = repair_tasks(out)
@@ -259,8 +322,13 @@ async def synthesize(
             report: str | None = None
             for round_ in range(max_rounds):
                 started = time.perf_counter()
+                task: Task | None = None
                 try:
-                    text = await generator.draft(request, previous, report, round_)
+                    text = await generator.draft(request, previous, report, round_, kept)
+                    record, task = await evaluate_draft(
+                        text, request, kept, cache, in_worker=concurrency > 1, judge=judge, probe=probe
+                    )
+                    previous, report = text, "\n".join(f"- {p}" for p in record.problems)
                 except GenerationError as exc:
                     record = DraftRecord(
                         slot=request.slot,
@@ -269,13 +337,18 @@ async def synthesize(
                         generator=generator.name,
                         failed_stage="generated",
                         reason=str(exc),
+                        problems=[str(exc)],
+                        infrastructure=exc.infrastructure,
                     )
-                    task = None
-                else:
-                    record, task = await evaluate_draft(text, request, kept, cache, in_worker=concurrency > 1)
-                    previous, report = text, record.reason
+                    previous, report = exc.text, str(exc)
                 record.round, record.generator, record.model = round_, generator.name, generator.model
                 record.seconds = time.perf_counter() - started
+                if record.infrastructure:  # not the draft's fault: no round spent, a rerun retries
+                    _append(out, record)
+                    state.unfinished += 1
+                    if progress is not None:
+                        progress(state, record)
+                    return
                 last = task is not None or round_ == max_rounds - 1
                 if task is not None:
                     task = _with_provenance(task, generator, round_, seed, kept)
@@ -317,7 +390,9 @@ def _with_provenance(task: Task, generator: Generator, rounds: int, seed: int, k
 
 def funnel_counts(records: list[DraftRecord]) -> dict[str, int]:
     """How many drafts passed each stage (every round counts as a draft)."""
-    counts = dict.fromkeys([*FUNNEL_STAGES, "kept"], 0)
+    met = {stage for record in records for stage in record.passed}
+    stages = [*FUNNEL_STAGES, *(s for s in OPTIONAL_STAGES if s in met)]
+    counts = dict.fromkeys([*stages, "kept"], 0)
     for record in records:
         for stage in record.passed:
             counts[stage] += 1

@@ -1,0 +1,98 @@
+"""The LLM generator's first-round request: complete (tables with columns, tools with argument
+schemas and results, world operations, rules, the seed world, the contract, an example, the
+scene) and within the token budget, with the task schema sent once."""
+
+import json
+
+import pytest
+
+from coworkenv.synth.capabilities import load_capabilities
+from coworkenv.synth.generators import DraftRequest, LLMGenerator
+from coworkenv.synth.prompt import TOKEN_BUDGET, generation_schema, request_tokens, scene_for
+from coworkenv.task import parse_task
+
+
+def first_request(capability: str, slot: int = 0) -> tuple[list[dict], dict | None]:
+    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
+    return gen.first_messages(DraftRequest(slot=slot, capability=capability)), gen.response_format()
+
+
+@pytest.mark.parametrize("capability", list(load_capabilities()))
+def test_every_first_round_request_fits_the_token_budget(capability: str) -> None:
+    messages, response_format = first_request(capability)
+    assert request_tokens(messages, response_format) <= TOKEN_BUDGET
+
+
+def test_the_schema_is_sent_once_as_structured_output() -> None:
+    messages, response_format = first_request("triage_routing")
+    assert response_format is not None
+    assert response_format["json_schema"]["schema"] == generation_schema()
+    assert '"$defs"' not in messages[0]["content"]
+    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k", structured_output=False)
+    system = gen.first_messages(DraftRequest(slot=0, capability="triage_routing"))[0]["content"]
+    assert gen.response_format() is None and '"$defs"' in system
+
+
+def test_the_compact_schema_still_describes_valid_tasks() -> None:
+    schema = generation_schema()
+    assert schema["required"] == ["id", "title", "services", "clock_start", "turns"]
+    assert "provenance" not in schema["properties"] and "BoundedDiff" not in schema["$defs"]
+    assert set(schema["$defs"]["FieldEquals"]["properties"]) == {
+        "id",
+        "role",
+        "type",
+        "table",
+        "where",
+        "column",
+        "value",
+    }
+
+
+def test_the_prompt_holds_what_a_correct_draft_needs() -> None:
+    (system, user), _ = first_request("triage_routing")
+    text = system["content"]
+    assert (
+        "tickets_tickets(id integer, title text, description text, status text, priority text, queue text"
+        in text
+    )
+    assert "tickets_update_ticket(ticket_id*: int, status: NextStatuses, priority: Priority," in text
+    assert "-> Ticket: Change a ticket: only the fields you give change" in text
+    assert 'Priority = "low"|"normal"|"high"|"urgent"' in text
+    assert "tickets.customer_comment(ticket_id*: int, body*: str, reopen: bool)" in text
+    assert "Ticket status moves (tools): open -> in_progress, pending, resolved, closed;" in text
+    assert "Queues: " in text and "tickets_tickets ids 1.." in text
+    assert "mutants must fail" in text and "right variants must pass" in text and "no_peeking" in text
+    assert "## An example task that passed validation" in text
+    example = text.split("## An example task that passed validation\n", 1)[1].split("\n\n## ", 1)[0]
+    assert "triage_routing" in parse_task(example).capabilities
+    assert '"capabilities": ["triage_routing"]' in user["content"]
+
+
+def test_slots_vary_the_world_user_persona_and_date() -> None:
+    scenes = [scene_for(slot) for slot in range(8)]
+    assert len({s.world_seed for s in scenes}) == 4
+    assert len({s.persona for s in scenes}) >= 4
+    assert len({s.clock_start for s in scenes}) >= 2
+    requests = {first_request("triage_routing", slot)[0][1]["content"] for slot in range(8)}
+    assert len(requests) == 8
+
+
+def test_tasks_already_kept_are_shown_with_the_instruction_to_differ() -> None:
+    from tests.verifiers.test_guards import escalation_task
+
+    kept = escalation_task(id="find-1", capabilities=["find_and_report"])
+    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
+    user = gen.first_messages(DraftRequest(slot=3, capability="find_and_report"), [kept])[1]["content"]
+    assert "Already kept for this capability; write something clearly different" in user
+    assert "- Report a figure and escalate a ticket: Answer Ana's mail about February refunds" in user
+    assert json.dumps(kept.id) not in user
+
+
+def test_every_procedural_task_validates_against_the_compact_schema() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    from coworkenv.synth.family import FAMILIES, Difficulty, build_task
+    from coworkenv.synth.prompt import compact_task
+
+    schema = generation_schema()
+    for name in sorted(FAMILIES):
+        jsonschema.validate(json.loads(compact_task(build_task(name, 0, Difficulty.level(1)))), schema)
