@@ -644,6 +644,29 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the task plan and the families."
 )
+@click.option("--judge-model", help="Model of an LLM judge of each validated draft (default: no judge).")
+@click.option("--judge-base-url", help="OpenAI-compatible endpoint of the judge (default: --base-url).")
+@click.option(
+    "--min-judge-score",
+    type=click.FloatRange(0, 10),
+    default=8,
+    show_default=True,
+    help="Judge score to keep.",
+)
+@click.option(
+    "--probe-model", help="Model of a test agent that attempts each validated draft (default: none)."
+)
+@click.option("--probe-base-url", help="OpenAI-compatible endpoint of the probe (default: --base-url).")
+@click.option(
+    "--probe-k", type=click.IntRange(1), default=2, show_default=True, help="Probe attempts per draft."
+)
+@click.option(
+    "--min-probe-pass",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Probe attempts that must pass to keep a task (0: record pass@k only).",
+)
 @click.option(
     "--out",
     "out_dir",
@@ -661,6 +684,13 @@ def synth(
     max_rounds: int,
     concurrency: int,
     seed: int,
+    judge_model: str | None,
+    judge_base_url: str | None,
+    min_judge_score: float,
+    probe_model: str | None,
+    probe_base_url: str | None,
+    probe_k: int,
+    min_probe_pass: int,
     out_dir: Path,
 ) -> None:
     """Generate tasks for capabilities, validate each by executing it, correct or reject.
@@ -683,6 +713,23 @@ def synth(
             chosen = LLMGenerator(model, base_url=base_url, api_key_env=api_key_env)
     else:
         chosen = ProceduralGenerator()
+    judge = probe = None
+    with _endpoint_errors():
+        if judge_model:
+            from coworkenv.synth.judge import LLMJudge
+
+            judge = LLMJudge(
+                judge_model,
+                base_url=judge_base_url or base_url,
+                api_key_env=api_key_env,
+                min_score=min_judge_score,
+            )
+        if probe_model:
+            from coworkenv.rollout.openai_agent import OpenAIAgent
+            from coworkenv.synth.probe import Probe
+
+            agent = OpenAIAgent(probe_model, base_url=probe_base_url or base_url, api_key_env=api_key_env)
+            probe = Probe(agent, k=probe_k, min_passes=min_probe_pass)
     caps = [c.strip() for c in capabilities.split(",")] if capabilities else None
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
@@ -702,6 +749,8 @@ def synth(
                     max_rounds=max_rounds,
                     concurrency=concurrency,
                     seed=seed,
+                    judge=judge,
+                    probe=probe,
                     progress=show,
                 )
             )
