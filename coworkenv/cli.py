@@ -125,6 +125,50 @@ def serve(
     serve_http(workspace, service, host=host, port=port, limits=limits)
 
 
+@cli.command("env-server")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="HTTP bind address.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
+@click.option(
+    "--max-sessions", type=click.IntRange(1), default=8, show_default=True, help="Episodes open at once."
+)
+@click.option(
+    "--session-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=600,
+    show_default=True,
+    help="Seconds without a message after which a session is dropped.",
+)
+@click.option(
+    "--records",
+    "records_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Append each finished episode's record here (for report and export).",
+)
+def env_server(
+    paths: tuple[Path, ...],
+    host: str,
+    port: int,
+    max_sessions: int,
+    session_timeout: float,
+    records_dir: Path | None,
+) -> None:
+    """Serve tasks as an OpenEnv environment (needs the [openenv] extra): each session holds
+    one episode; reset with task_id, trial and seed; step with list_tools, call_tool, message
+    (answers the user, ends the turn) or finish; reward and done in every observation."""
+    try:
+        import uvicorn
+
+        from coworkenv.integrations.openenv_server import build_app
+    except ImportError as exc:
+        raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[openenv]'") from exc
+    app = build_app(
+        _load_tasks(paths), max_sessions=max_sessions, idle_timeout=session_timeout, records_dir=records_dir
+    )
+    click.echo(f"serving OpenEnv at http://{host}:{port} (WebSocket /ws, HTTP /reset /step /state)", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
 @cli.command("save-demo")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the demo workspace.")
