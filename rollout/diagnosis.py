@@ -169,10 +169,11 @@ def constant_checks(task: Task) -> list[str]:
             continue  # reported by the static checks
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == "check":
-                returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-                if returns and all(isinstance(r.value, ast.Constant) for r in returns):
+                values = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)]
+                constants = [v for v in values if isinstance(v, ast.Constant)]
+                if values and len(constants) == len(values):
                     out.append(
-                        f"check {check.id!r}: check() always returns {ast.unparse(returns[0].value)!s}, whatever the "
+                        f"check {check.id!r}: check() always returns {constants[0].value!r}, whatever the "
                         "agent does: compute the result from initial, final and audit, or remove the check"
                     )
     return out

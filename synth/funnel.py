@@ -31,7 +31,10 @@ STAGE_DETAILS = {
     "deterministic": "two runs of the solution end in the same state",
     "mutants_killed": "wrong variants of the solution fail (dropped, duplicated, collateral, wrong figures, undone, leaked)",
     "right_variants_pass": "right variants pass (other formats, reply-all, split updates, draft then send, harmless extras)",
-    "unique": "no near-duplicate of a kept task",
+    "consistent": "capability, services and turns match the request",
+    "unique": "no near-duplicate of a kept task (checked before validation)",
+    "judged": "an LLM judge finds every checked outcome asked for, and the request natural",
+    "probed": "a test agent solved it at least --min-probe-pass times",
     "kept": "written to tasks/",
 }
 
@@ -51,6 +54,13 @@ class Diversity(BaseModel):
     )
     multi_turn: int
     single_turn: int
+    distinct_templates: int = Field(
+        default=0, description="Distinct first user messages once names, addresses and numbers are blanked"
+    )
+    distinct_tool_sequences: int = Field(
+        default=0, description="Distinct sequences of reference-solution tools"
+    )
+    distinct_worlds: int = Field(default=0, description="Distinct seed worlds (procedural base and user)")
 
 
 class KeptTask(BaseModel):
@@ -66,6 +76,8 @@ class KeptTask(BaseModel):
     acceptance_rates: dict[str, float] = Field(
         default_factory=dict, description="Share of right variants accepted, per class"
     )
+    judge_score: float | None = Field(default=None, description="The judge's score out of 10, if judged")
+    probe: str | None = Field(default=None, description="Probe attempts passed, e.g. '1/2' (pass@k > 0)")
 
 
 class Funnel(BaseModel):
@@ -79,6 +91,9 @@ class Funnel(BaseModel):
         description="Kept tasks by the round in which they were kept (1-based)"
     )
     kept_tasks: list[KeptTask] = Field(default_factory=list, description="Each kept task, by id")
+    unfinished: int = Field(
+        default=0, description="Slots whose last round met an endpoint failure (a rerun fills them)"
+    )
     diversity: Diversity
 
 
@@ -103,6 +118,8 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
                 kill_rate=r.kill_rate,
                 kill_rates=r.kill_rates,
                 acceptance_rates=r.acceptance_rates,
+                judge_score=r.judge_score,
+                probe=None if r.probe_attempts is None else f"{r.probe_passes}/{r.probe_attempts}",
             )
             for r in records
             if r.kept and r.task_id
@@ -118,8 +135,29 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
         kill_rates=kill,
         rounds_to_keep=dict(sorted(rounds.items())),
         kept_tasks=kept_rows,
+        unfinished=sum(r.infrastructure for r in _last_rounds(records)),
         diversity=diversity(kept),
     )
+
+
+def _last_rounds(records: list[DraftRecord]) -> list[DraftRecord]:
+    last: dict[int, DraftRecord] = {}
+    for r in records:
+        last[r.slot] = r
+    return list(last.values())
+
+
+_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][\w'-]+")
+_NUMBER = re.compile(r"[$€£#]?\d[\d,.:/-]*")
+
+
+def request_template(text: str) -> str:
+    """A user message with its particulars blanked (addresses, numbers, names written with a
+    capital inside a sentence), so two requests that differ only in them read the same."""
+    text = EMAIL.sub("<email>", text)
+    text = _NUMBER.sub("<n>", text)
+    text = _NAME.sub("<name>", text)
+    return " ".join(text.lower().split())
 
 
 def diversity(kept: list[Task]) -> Diversity:
@@ -147,6 +185,9 @@ def diversity(kept: list[Task]) -> Diversity:
         instruction_words=stats,
         multi_turn=multi,
         single_turn=len(kept) - multi,
+        distinct_templates=len({request_template(t.turns[0].user) for t in kept}),
+        distinct_tool_sequences=len({tuple(s.tool for turn in t.turns for s in turn.solution) for t in kept}),
+        distinct_worlds=len({(t.seed.procedural.model_dump_json(), t.user_email) for t in kept}),
     )
 
 
@@ -207,11 +248,17 @@ def print_funnel(funnel: Funnel, console: Console) -> None:
     rates = [r for r in funnel.kill_rates.values() if r is not None]
     console.print(
         f"kept {funnel.counts['kept']}: {d.single_turn} single-turn, {d.multi_turn} multi-turn; "
-        f"{d.distinct_people} distinct people, {d.distinct_openings} distinct openings; "
+        f"{d.distinct_people} distinct people, {d.distinct_openings} distinct openings, "
+        f"{d.distinct_templates} request templates, {d.distinct_tool_sequences} tool sequences, "
+        f"{d.distinct_worlds} worlds; "
         f"instruction length {words_text(d.instruction_words)}; "
         f"mean mutation kill rate {statistics.mean(rates) if rates else 0:.2f}; "
         f"rounds to keep: {rounds_text(funnel.rounds_to_keep)}"
     )
+    if funnel.unfinished:
+        console.print(
+            f"{funnel.unfinished} slots stopped at endpoint failures; run the same command again to fill them"
+        )
 
 
 def classes_text(rates: dict[str, float]) -> str:
@@ -277,7 +324,8 @@ td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}.n{{text-align:
 {kept or "<tr><td colspan='4'>none</td></tr>"}</table></section>
 <section id="diversity"><h2>Diversity of the kept tasks</h2>
 <p>{d.single_turn} single-turn, {d.multi_turn} multi-turn; {d.distinct_people} distinct people;
-{d.distinct_openings} distinct openings; instruction length {e(words_text(d.instruction_words))}.</p>
+{d.distinct_openings} distinct openings; {d.distinct_templates} request templates; {d.distinct_tool_sequences} tool
+sequences; {d.distinct_worlds} worlds; instruction length {e(words_text(d.instruction_words))}.</p>
 <table><tr><th>capability</th>{"".join(f"<th>{e(s)}</th>" for s in services)}</tr>{coverage}</table></section>
 </body></html>
 """

@@ -230,7 +230,8 @@ def tables_section(conn: sqlite3.Connection, services: Sequence[str]) -> str:
 def tools_section(services: Sequence[str]) -> str:
     """One line per tool: name(argument*: type, ...) -> Result: what it does (`*` marks a
     required argument), then each result type's fields once."""
-    lines, named = [], {}
+    lines: list[str] = []
+    named: dict[str, str] = {}
     for service in services:
         for tool in get_service(service).tools.mcp_tools(f"{service}_"):
             result = ""
