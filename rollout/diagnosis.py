@@ -13,7 +13,7 @@ import difflib
 import re
 from typing import Any
 
-from coworkenv.servers import get_service
+from coworkenv.servers import current_user, get_service
 from coworkenv.state import Workspace
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
@@ -182,23 +182,63 @@ def constant_checks(task: Task) -> list[str]:
 def _person_hint(ws: Workspace, key: str, address: str) -> list[str]:
     row = ws.conn.execute("SELECT 1 FROM directory_people WHERE email = ?", (address.lower(),)).fetchone()
     domain = address.rsplit("@", 1)[-1].lower()
-    internal = {
-        r[0].rsplit("@", 1)[-1]
-        for r in ws.conn.execute("SELECT email FROM directory_people WHERE internal = 1")
-    }
+    people = [r[0] for r in ws.conn.execute("SELECT email FROM directory_people WHERE internal = 1")]
+    user = current_user(ws)
+    internal = {p.rsplit("@", 1)[-1] for p in people} | {user.rsplit("@", 1)[-1]}
     if row is not None or domain not in internal:
         return []
-    people = [r[0] for r in ws.conn.execute("SELECT email FROM directory_people WHERE internal = 1")]
+    if not people:
+        return [
+            f"{key} {address!r} is nobody in the directory, which is empty: add them with directory.add_person"
+        ]
     close = difflib.get_close_matches(address.lower(), people, n=1)
     return [
         f"{key} {address!r} is nobody in the directory"
         + (f" (did you mean {close[0]!r}?)" if close else "")
-        + f"; people are: {', '.join(people[:30])}"
+        + f"; people are: {', '.join(people[:30])} (or add them with directory.add_person)"
     ]
+
+
+def parameter_problems(task: Task) -> tuple[list[str], list[str]]:
+    """World-operation parameters that the operation does not take (they would be dropped
+    without a word), in the seed and in the events: (seed problems, event problems)."""
+
+    def unknown(call: Any, where: str) -> list[str]:
+        try:
+            op = get_service(call.service).world.get(call.operation)
+        except (KeyError, ValueError):
+            return []  # an unknown operation is reported when the seed or the event runs
+        names = list(op.params.model_fields)
+        out = []
+        for name in call.params:
+            if name not in names:
+                close = difflib.get_close_matches(name, names, n=1)
+                out.append(
+                    f"{where} ({call.service}.{call.operation}): unknown parameter {name!r}"
+                    + (f" (did you mean {close[0]!r}?)" if close else "")
+                    + f"; its parameters are: {', '.join(names)}"
+                )
+        return out
+
+    seed = [p for i, c in enumerate(task.seed.operations) for p in unknown(c, f"seed.operations[{i}]")]
+    events = [
+        p
+        for i, turn in enumerate(task.turns)
+        for k, event in enumerate(turn.events)
+        for p in unknown(event, f"turns[{i}].events[{k}]")
+    ]
+    return seed, events
 
 
 def _plain(exc: BaseException) -> str:
     return str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
 
 
-__all__ = ["constant_checks", "hints", "seed_problems", "solution_problems", "with_hints"]
+__all__ = [
+    "constant_checks",
+    "hints",
+    "parameter_problems",
+    "seed_problems",
+    "solution_problems",
+    "with_hints",
+]

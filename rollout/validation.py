@@ -37,7 +37,7 @@ from coworkenv.task import Task
 from coworkenv.verifiers import Footprint, check_problems
 
 from .acceptance import acceptance_variants
-from .diagnosis import constant_checks, seed_problems, solution_problems, with_hints
+from .diagnosis import constant_checks, parameter_problems, seed_problems, solution_problems, with_hints
 from .mutants import mutants
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
@@ -176,23 +176,24 @@ async def validate_task(
         return report
 
     t = time.perf_counter()
+    stray_params, stray_event_params = parameter_problems(task)
     try:
         ws = cache.fork(task)
-        seed_ok = True
+        loaded = True  # stray parameters fail the stage, but the seed is there to run on
     except SeedError:
         problems, ws = seed_problems(task)
-        seed_ok = False
-        stage("seed", False, "; ".join(problems), t)
-    if seed_ok:
-        stage("seed", True, "", t)
+        loaded = False
+    else:
+        problems = []
+    stage("seed", not (stray_params or problems), "; ".join(stray_params + problems), t)
 
     t = time.perf_counter()
     tools = {name for s in task.services for name in get_service(s).tools.names}
     problems = check_problems(task, ws, tools) + contract_problems(task) + constant_checks(task)
     checks_ok = stage("checks", not problems, "; ".join(problems), t)
-    if not seed_ok:
+    if not loaded:
         skip(("noop",), "the seed must load first")
-        static = solution_problems(task)
+        static = stray_event_params + solution_problems(task)
         if static:
             stage("oracle", False, "; ".join(static), time.perf_counter())
         return skip(STAGES[3 + bool(static) :], "the seed must load first")
@@ -207,7 +208,7 @@ async def validate_task(
 
     t = time.perf_counter()
     first = await run_episode(runnable, OraclePolicy(), cache=cache, footprint=footprint)
-    static = solution_problems(task)
+    static = stray_event_params + solution_problems(task)
     oracle_ok = _oracle_ok(first) and not static
     stage("oracle", oracle_ok, "; ".join(p for p in [*static, _oracle_detail(first, ws, task)] if p), t)
     if first.status != "completed":

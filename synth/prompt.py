@@ -463,7 +463,7 @@ def request_text(
     lines = [
         f"Write one {level} task for the capability '{cap.id}' ({cap.name}): {cap.description}",
         f"It must require: {cap.requires}",
-        f"Turns: {turns}. Services: exactly {', '.join(chosen)}.",
+        f"Turns: {turns}. Services: {', '.join(chosen)} (only these).",
         f'Use "id": "{cap.id}-{slot}", "capabilities": ["{cap.id}"], "seed": {json.dumps(scene.seed_json)} '
         f'plus your seed operations, "user_email": "{scene.user_email}", '
         f'"clock_start": "{scene.clock_start.isoformat().replace("+00:00", "Z")}".',

@@ -184,6 +184,11 @@ def broken(change: str) -> dict[str, Any]:
         )
     elif change == "wrong capability":
         draft["capabilities"] = ["triage_routing"]
+    elif change == "stray parameter":
+        draft["seed"]["operations"][2]["params"]["ticket_title"] = "Refund"
+    elif change == "unknown person":
+        draft["services"] = ["mail", "tickets", "directory"]
+        turn["solution"][3]["arguments"]["assignee"] = "zed@acme.example"
     return draft
 
 
@@ -208,6 +213,20 @@ def broken(change: str) -> dict[str, Any]:
             "failing event",
             "consistent",
             "consistent: $.turns has 2 turns; find_and_report is single-turn: write exactly one turn",
+        ),
+        (
+            "stray parameter",
+            "seed_loads",
+            "seed: seed.operations[2] (tickets.add_ticket): unknown parameter 'ticket_title'; its parameters are: "
+            "id, title, description,",
+        ),
+        (
+            "unknown person",
+            "solvable",
+            "oracle: the reference solution did not complete: turns[0].solution[3] (tickets_update_ticket) failed: "
+            "Error executing tool tickets_update_ticket: no colleague with email 'zed@acme.example' in the "
+            "directory: assignee 'zed@acme.example' is nobody in the directory, which is empty: add them with "
+            "directory.add_person",
         ),
         (
             "wrong capability",
