@@ -38,6 +38,7 @@ typecheck: $(STAMP)
 	rm -rf .typecheck && mkdir -p .typecheck/coworkenv
 	for f in coworkenv/*.py; do ln -s ../../$$f .typecheck/coworkenv/; done
 	for d in state servers verifiers rollout synth; do ln -s ../../$$d .typecheck/coworkenv/$$d; done
+	ln -s ../../coworkenv/integrations .typecheck/coworkenv/integrations
 	MYPYPATH=.typecheck $(BIN)/mypy -p coworkenv
 
 pytest: $(STAMP) sandbox-tools
@@ -46,7 +47,7 @@ pytest: $(STAMP) sandbox-tools
 # The trainer integrations (docs/integrations.md): installs the optional extras, then runs
 # their tests with the real libraries. Without the extras those tests skip, saying why.
 integrations: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray]"
 	$(BIN)/pytest tests/integrations
 
 bench: $(STAMP)

@@ -363,6 +363,14 @@ def verify(task_path: Path, db: Path, as_json: bool) -> None:
 )
 @click.option("--user-base-url", help="Endpoint of the user simulator (default: --base-url).")
 @click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: episodes on --concurrency Ray actors (needs the [ray] extra).",
+)
+@click.option("--address", help="Ray: join the cluster at this address (default: a local Ray instance).")
+@click.option(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -386,6 +394,8 @@ def rollout(
     name: str | None,
     user_model: str | None,
     user_base_url: str | None,
+    backend: str,
+    address: str | None,
     out_dir: Path,
 ) -> None:
     """Run episodes of an agent on tasks: records are appended to OUT/records.jsonl as they finish.
@@ -429,6 +439,8 @@ def rollout(
         faults=faults,
         seed=seed,
         user_simulator=simulator,
+        backend=backend,
+        address=address,
     )
     click.echo(
         f"{state.done} episode(s) run, {state.skipped} already done; success rate {state.pass_rate:.3f}, "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
@@ -74,11 +75,15 @@ async def run_batch(
     seed: int = 0,
     user_simulator: UserSimulator | None = None,
     progress: Progress | None = None,
+    backend: Literal["local", "ray"] = "local",
+    address: str | None = None,
 ) -> BatchState:
     """Run every pending (task, trial) episode, at most `concurrency` at a time.
 
     With `user_simulator`, a conversing policy (the OpenAI agent) on a task with a persona
-    gets the simulated user's answers within each turn."""
+    gets the simulated user's answers within each turn. With `backend="ray"`, episodes run
+    on `concurrency` Ray actors (see `rollout.ray_backend`), on the cluster at `address`
+    or a local Ray instance; records still reach `out_dir` as they finish."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     repair(out)
@@ -87,6 +92,30 @@ async def run_batch(
     state = BatchState(total=len(todo), skipped=len(tasks) * trials - len(todo))
     cache = SeedCache()
     limiter = anyio.CapacityLimiter(max(1, concurrency))
+
+    def finished(record: EpisodeRecord) -> None:
+        append_record(out, record)
+        state.done += 1
+        state.successes += record.success
+        state.errors += record.status == "error"
+        state.records.append(record)
+        if progress is not None:
+            progress(state, record)
+
+    if backend == "ray":
+        from .ray_backend import run_on_ray
+
+        await run_on_ray(
+            todo,
+            make_policy,
+            workers=concurrency,
+            faults=faults,
+            seed=seed,
+            user_simulator=user_simulator,
+            address=address,
+            on_record=finished,
+        )
+        return state
 
     async def one(task: Task, trial: int) -> None:
         async with limiter:
@@ -99,13 +128,7 @@ async def run_batch(
                 faults=faults,
                 user_simulator=user_simulator,
             )
-        append_record(out, record)
-        state.done += 1
-        state.successes += record.success
-        state.errors += record.status == "error"
-        state.records.append(record)
-        if progress is not None:
-            progress(state, record)
+        finished(record)
 
     async with anyio.create_task_group() as group:
         for task, trial in todo:

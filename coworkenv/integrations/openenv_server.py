@@ -85,7 +85,7 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
         self.steps = 0
         self.recorded = False
 
-    async def reset_async(  # type: ignore[override]
+    async def reset_async(
         self,
         seed: int | None = None,
         episode_id: str | None = None,
