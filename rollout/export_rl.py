@@ -50,6 +50,7 @@ def to_rl_row(record: EpisodeRecord) -> dict[str, Any]:
         "success": record.success,
         "task_id": record.task_id,
         "trial": record.trial,
+        "seed": record.seed,
         "policy": record.policy,
         "status": record.status,
         "turn_boundaries": list(record.turn_boundaries),

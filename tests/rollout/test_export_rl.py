@@ -31,6 +31,7 @@ def test_rl_row_carries_the_transcript_and_every_reward(tmp_path):
         "success": False,
         "task_id": "t-escalate",
         "trial": 2,
+        "seed": 0,
         "policy": "openai:m",
         "status": "truncated",
         "turn_boundaries": BOUNDARIES,
