@@ -11,6 +11,7 @@ from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.episode import EpisodeError
 from coworkenv.rollout.tool_schemas import tools_for_services
 from coworkenv.servers import build_workspace_server, get_service
+from coworkenv.servers.faults import INJECTED_PREFIX, FaultPlan
 from coworkenv.task import Limits
 from tests.rollout.test_runner import ticket_task
 
@@ -138,3 +139,15 @@ def test_calls_before_reset_are_refused() -> None:
     ep = Episode(ticket_task())
     with pytest.raises(EpisodeError, match=r"call reset\(\) first"):
         ep.call("tickets_get_ticket", {"ticket_id": 1})
+
+
+def test_injected_faults_reach_the_model_as_errors_and_change_nothing() -> None:
+    plan = FaultPlan(rate=1.0, kinds={"transient": 1.0}, seed=3)
+    ep = Episode(ticket_task(), faults=plan)
+    ep.reset()
+    outcome = ep.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
+    assert outcome.is_error and INJECTED_PREFIX in outcome.text
+    record = ep.record()
+    assert [(e.tool, e.error is not None) for e in record.tool_calls] == [("update_ticket", True)]
+    assert record.diff_summary == {}
+    assert record.verdict is not None and record.verdict.score == 0.0
