@@ -145,9 +145,11 @@ def _awake(people: list[Person], start: datetime) -> int:
     return sum(1 for p in people if time(8) <= start.astimezone(ZoneInfo(p.time_zone)).time() < time(18))
 
 
-#: Above this many colleagues, 1:1s are planned only around the user (their team and their
-#: manager), so a large world keeps a calendar of the demo's size.
+#: Above this many colleagues, 1:1s are planned only around the user (with their manager and
+#: with up to `MAX_OWN_ONE_ON_ONES` of their reports), so a large world keeps a calendar of
+#: the demo's size and cost.
 ALL_ONE_ON_ONES_UP_TO = 40
+MAX_OWN_ONE_ON_ONES = 8
 
 
 def populate(ws: Workspace, world: World, rng: random.Random) -> None:
@@ -181,10 +183,8 @@ def populate(ws: Workspace, world: World, rng: random.Random) -> None:
     # Weekly 1:1s of every manager with each report, ending by count, by date or never.
     reports = [p for p in staff if p.manager_email]
     if len(staff) > ALL_ONE_ON_ONES_UP_TO:
-        near = {user.email, user.manager_email}
-        reports = [
-            p for p in reports if p.team == user.team or p.email in near or p.manager_email == user.email
-        ]
+        mine = [p for p in reports if p.manager_email == user.email][:MAX_OWN_ONE_ON_ONES]
+        reports = [p for p in reports if p is user or p in mine]
     for i, report in enumerate(reports):
         manager = by_email[report.manager_email or ""]
         rule = [Weekly(count=6), Weekly(until=first_day + timedelta(days=55)), Weekly()][i % 3]

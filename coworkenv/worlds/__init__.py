@@ -1,0 +1,78 @@
+"""Worlds: the demo company and procedurally generated organizations of 30+ industries.
+
+`world(name, size, seed)` gives a `World` from a profile (or `northwind`, the demo company);
+`world_from_spec("law_firm:40:3")` or a JSON file path does the same from one string.
+Generation is offline and deterministic; results are cached per (profile, size, seed).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from coworkenv.world import World, load_world
+
+from . import profiles_industry, profiles_public, profiles_services
+from .generate import MAX_SIZE, MIN_SIZE, START, generate_world
+from .profile import Profile, QueueSpec, TeamSpec
+
+__all__ = [
+    "MAX_SIZE",
+    "MIN_SIZE",
+    "PROFILES",
+    "START",
+    "Profile",
+    "QueueSpec",
+    "TeamSpec",
+    "UnknownWorldError",
+    "generate_world",
+    "profile_names",
+    "world",
+    "world_from_spec",
+]
+
+PROFILES: dict[str, Profile] = {
+    p.key: p for p in [*profiles_services.PROFILES, *profiles_public.PROFILES, *profiles_industry.PROFILES]
+}
+DEMO = "northwind"
+
+
+class UnknownWorldError(ValueError):
+    """A world name that is neither a profile nor a readable world file."""
+
+
+def profile_names() -> list[str]:
+    """Every world name: the demo company first, then the profiles in alphabetical order."""
+    return [DEMO, *sorted(PROFILES)]
+
+
+@lru_cache(maxsize=64)
+def world(name: str, size: int | None = None, seed: int = 0) -> World:
+    """The world of profile `name` with `size` colleagues (default: the profile's) from `seed`.
+    `northwind` is the demo company of demo seed `seed`; its size is fixed."""
+    if name == DEMO:
+        from coworkenv.servers.demo import northwind_world
+
+        built = northwind_world(seed)
+        if size is not None and size != len(built.staff):
+            raise ValueError(f"the {DEMO} world has {len(built.staff)} colleagues; it takes no other size")
+        return built
+    profile = PROFILES.get(name)
+    if profile is None:
+        raise UnknownWorldError(f"no world profile {name!r}; known: {', '.join(profile_names())}")
+    return generate_world(profile, size, seed)
+
+
+def world_from_spec(spec: str) -> World:
+    """A world from `NAME[:SIZE[:SEED]]` (e.g. `law_firm:40:3`) or the path of a world JSON file."""
+    path = Path(spec)
+    if spec.endswith(".json") or path.is_file():
+        if not path.is_file():
+            raise UnknownWorldError(f"no world file {spec}")
+        return load_world(path)
+    name, *rest = spec.split(":")
+    if len(rest) > 2 or not all(part.isdigit() for part in rest):
+        raise UnknownWorldError(f"a world is NAME[:SIZE[:SEED]] with whole numbers; got {spec!r}")
+    size = int(rest[0]) if rest and rest[0] else None
+    seed = int(rest[1]) if len(rest) > 1 else 0
+    return world(name, size, seed)
