@@ -29,18 +29,33 @@ from coworkenv.servers.hosting import (
 )
 from coworkenv.state import Workspace, WorkspaceError
 from coworkenv.task import TaskFileError
+from coworkenv.world import World
 
 SERVICE_CHOICES = [*SERVICE_NAMES, "all"]
 
 
-def _load_workspace(db: Path | None, demo: int | None) -> Workspace:
-    if db is not None and demo is not None:
-        raise click.UsageError("give either --db PATH or --demo [SEED], not both")
+def _load_workspace(db: Path | None, demo: int | None, world: str | None = None) -> Workspace:
+    if sum(x is not None for x in (db, demo, world)) > 1:
+        raise click.UsageError("give one of --db PATH, --demo [SEED] or --world NAME|FILE")
     if db is not None:
         return Workspace.open(db)
+    if world is not None:
+        from coworkenv.servers.demo import build_world_workspace
+
+        return build_world_workspace(_world(world))
     from coworkenv.servers.demo import build_demo_workspace
 
     return build_demo_workspace(seed=demo or 0)
+
+
+def _world(spec: str) -> World:
+    from coworkenv.world import WorldFileError
+    from coworkenv.worlds import world_from_spec
+
+    try:
+        return world_from_spec(spec)
+    except (WorldFileError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,6 +87,11 @@ def cli() -> None:
     help="Serve the demo workspace built from SEED (default 0). Used when --db is not given.",
 )
 @click.option(
+    "--world",
+    metavar="NAME|FILE",
+    help="Serve a world's seed workspace: a profile NAME[:SIZE[:SEED]] (see `coworkenv world list`) or a world JSON file.",
+)
+@click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
     default="stdio",
@@ -98,6 +118,7 @@ def serve(
     service: str,
     db: Path | None,
     demo: int | None,
+    world: str | None,
     transport: str,
     host: str,
     port: int,
@@ -111,7 +132,7 @@ def serve(
     server at /mcp, each with at most --max-sessions open sessions that expire after
     --session-timeout idle seconds.
     """
-    workspace = _load_workspace(db, demo)
+    workspace = _load_workspace(db, demo, world)
     if service != "all" and service not in workspace.services:
         raise click.UsageError(
             f"the workspace has no {service} service; it has: {', '.join(workspace.services)}"
@@ -167,6 +188,58 @@ def env_server(
     )
     click.echo(f"serving OpenEnv at http://{host}:{port} (WebSocket /ws, HTTP /reset /step /state)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.group("world")
+def world_group() -> None:
+    """List, show and write worlds: the organizations tasks happen in (see docs/worlds.md)."""
+
+
+@world_group.command("list")
+def world_list() -> None:
+    """List every world profile: its industry, default size and time zones."""
+    from coworkenv.worlds import DEMO, PROFILES
+
+    click.echo(f"{DEMO:22} industrial equipment supplier (the demo company), 18 colleagues")
+    for name, profile in sorted(PROFILES.items()):
+        click.echo(f"{name:22} {profile.industry}, {profile.size} colleagues, {', '.join(profile.zones)}")
+
+
+@world_group.command("show")
+@click.argument("spec", metavar="NAME|FILE")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole world as JSON.")
+def world_show(spec: str, as_json: bool) -> None:
+    """Summarize a world (NAME[:SIZE[:SEED]] or a world JSON file): teams, queues, documents."""
+    built = _world(spec)
+    if as_json:
+        click.echo(built.model_dump_json(indent=2))
+        return
+    user = built.user_person
+    click.echo(f"{built.name} ({built.industry}), {built.domain}, hash {built.content_hash[:12]}")
+    click.echo(f"user: {user.name} <{user.email}>, {user.title}, {user.time_zone}")
+    click.echo(f"colleagues: {len(built.staff)}; outside contacts: {len(built.contacts)}")
+    for team in built.teams:
+        click.echo(f"  team {team.name}: {len(built.team_members(team.name))} people. {team.purpose}")
+    for queue in built.queues:
+        click.echo(f"  queue {queue.name}: {queue.tickets} tickets, worked by {', '.join(queue.teams)}")
+    click.echo(f"documents: {len(built.documents)} ({', '.join(sorted({d.kind for d in built.documents}))})")
+    for rule in built.house_rules:
+        click.echo(f"  rule: {rule}")
+
+
+@world_group.command("write")
+@click.argument("spec", metavar="NAME|FILE")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--overwrite", is_flag=True, help="Replace PATH if it exists.")
+def world_write(spec: str, path: Path, overwrite: bool) -> None:
+    """Write a world as JSON to PATH (edit it, then serve it with `serve --world PATH`)."""
+    from coworkenv.world import save_world
+
+    if path.exists() and not overwrite:
+        raise click.UsageError(f"{path} already exists; pass --overwrite to replace it")
+    built = _world(spec)
+    save_world(built, path)
+    click.echo(f"wrote world {built.key} (hash {built.content_hash[:12]}) to {path}")
 
 
 @cli.command("save-demo")
