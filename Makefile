@@ -47,7 +47,7 @@ pytest: $(STAMP) sandbox-tools
 # The trainer integrations (docs/integrations.md): installs the optional extras, then runs
 # their tests with the real libraries. Without the extras those tests skip, saying why.
 integrations: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents]"
 	$(BIN)/pytest tests/integrations
 
 bench: $(STAMP)
