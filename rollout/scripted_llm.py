@@ -6,6 +6,7 @@ For tests and offline demos: the real `openai` client talks to it over real HTTP
   (`arguments` may be a dict, sent as JSON, or a raw string, sent as is, e.g. malformed JSON);
   with an optional `"finish_reason"` (e.g. `"length"` for an answer cut off at max_tokens);
 - an HTTP error: `{"status": 500, "error": "overloaded"}`;
+- any entry with `"delay": seconds` is answered that much later (to make a client time out);
 - or a callable `(request_json) -> entry` for replies that depend on the request.
 When the script runs out, it answers `{"content": "Done."}`. Every request body is kept
 in `requests` for assertions. `GET /v1/models` (what a start-up check asks) lists the model
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -86,6 +88,8 @@ class ScriptedLLM:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 entry = llm._next(request)
+                if entry.get("delay"):
+                    time.sleep(float(entry["delay"]))  # this handler's own thread: a slow endpoint
                 if "status" in entry:
                     self._send(int(entry["status"]), {"error": {"message": entry.get("error", "error")}})
                     return

@@ -13,13 +13,29 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from coworkenv.rollout.openai_client import DEFAULT_API_KEY_ENV, EndpointFailed, chat, make_client
+from coworkenv.rollout.openai_client import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_TIMEOUT,
+    EndpointFailed,
+    chat,
+    make_client,
+)
 from coworkenv.task import Task
 
 from . import families  # noqa: F401  (registers every family)
 from .capabilities import capability
 from .family import FAMILIES, Difficulty, build_task
-from .prompt import compact_task, generation_schema, request_text, scene_for, system_prompt
+from .prompt import (
+    EXAMPLE_HEADING,
+    TOKEN_BUDGET,
+    compact_task,
+    estimate_tokens,
+    generation_schema,
+    request_text,
+    request_tokens,
+    scene_for,
+    system_prompt,
+)
 
 
 class DraftRequest(BaseModel):
@@ -106,9 +122,10 @@ class LLMGenerator:
         max_tokens: int = 12_000,
         attempts: int = 4,
         backoff: float = 2.0,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.model: str | None = model
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=0)
+        self.client = make_client(base_url, api_key, api_key_env=api_key_env, timeout=timeout, max_retries=0)
         self.temperature = temperature
         self.examples = list(examples)
         self.structured_output = structured_output
@@ -128,36 +145,50 @@ class LLMGenerator:
         }
 
     def first_messages(self, request: DraftRequest, kept: Sequence[Task] = ()) -> list[dict[str, Any]]:
-        """The system prompt and request of a slot's first round."""
+        """The system prompt and request of a slot's first round, with up to two examples of
+        the capability, the preferred ones that fit the token budget; when none fits beside
+        the summaries of kept tasks, fewer summaries are shown."""
         cap = capability(request.capability)
         services = request.services or cap.services
         scene = scene_for(request.slot, request.seed)
-        system = system_prompt(
-            services,
-            scene,
-            examples=self.examples_for(request, kept),
-            with_schema=not self.structured_output,
-        )
-        user = request_text(
-            cap.id,
-            slot=request.slot,
-            difficulty=request.difficulty,
-            scene=scene,
-            services=services,
-            kept=kept,
-        )
+        same = [t for t in kept if cap.id in t.capabilities]
+        candidates = self.examples_for(request, kept)
+        base = system_prompt(services, scene, with_schema=not self.structured_output)
+        for shown in (5, 2, 0):
+            user = request_text(
+                cap.id,
+                slot=request.slot,
+                difficulty=request.difficulty,
+                scene=scene,
+                services=services,
+                kept=same[-shown:] if shown else [],
+            )
+            left = TOKEN_BUDGET - request_tokens(
+                [{"role": "system", "content": base}, {"role": "user", "content": user}],
+                self.response_format(),
+            )
+            examples: list[Task] = []
+            for example in candidates:
+                cost = estimate_tokens(EXAMPLE_HEADING + compact_task(example)) + 1
+                if len(examples) < 2 and cost <= left:
+                    examples.append(example)
+                    left -= cost
+            if examples or not same:
+                break
+        system = system_prompt(services, scene, examples=examples, with_schema=not self.structured_output)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def examples_for(self, request: DraftRequest, kept: Sequence[Task]) -> list[Task]:
-        """One example of the capability: a given one, else a kept one, else the smallest
-        procedural task of the capability (all three passed validation)."""
-        for pool in (self.examples, kept):
-            same = [t for t in pool if request.capability in t.capabilities]
-            if same:
-                return [min(same, key=lambda t: len(compact_task(t)))]
-        names = [n for n, f in FAMILIES.items() if f.capability == request.capability]
-        built = [build_task(n, request.slot, Difficulty.level(0)) for n in sorted(names)]
-        return [min(built, key=lambda t: len(compact_task(t)))] if built else []
+        """Examples of the capability in order of preference: given ones, then kept ones, then
+        procedural ones (all of them passed validation), the smallest of each group first."""
+
+        def smallest(tasks: Sequence[Task]) -> list[Task]:
+            same = [t for t in tasks if request.capability in t.capabilities]
+            return sorted(same, key=lambda t: len(compact_task(t)))
+
+        names = sorted(n for n, f in FAMILIES.items() if f.capability == request.capability)
+        procedural = [build_task(n, request.slot, Difficulty.level(0)) for n in names]
+        return smallest(self.examples) + smallest(kept)[:4] + smallest(procedural)
 
     async def draft(
         self,

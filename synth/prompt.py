@@ -17,11 +17,13 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from coworkenv.checks import WHERE_OPERATORS
 from coworkenv.servers import SERVICE_NAMES, get_service
 from coworkenv.servers.demo import build_company, build_demo_workspace
+from coworkenv.state import Workspace
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task, task_json_schema
 
@@ -29,6 +31,8 @@ from .capabilities import capability
 
 #: First-round requests (system + user + structured-output schema) stay under this many tokens.
 TOKEN_BUDGET = 10_000
+#: What precedes each example task in the system prompt.
+EXAMPLE_HEADING = "## An example task that passed validation\n"
 #: Demo seeds a slot's world is drawn from.
 WORLD_SEEDS = 4
 #: Characters per token, the usual rule of thumb for English and JSON with common tokenizers.
@@ -391,9 +395,7 @@ def system_prompt(
 ) -> str:
     """The system prompt for a slot's services and scene."""
     ordered = [s for s in SERVICE_NAMES if s in services]
-    ws = build_demo_workspace(
-        seed=scene.world_seed, services=tuple(ordered) + ("directory",) * ("directory" not in ordered)
-    )
+    ws = _world(scene.world_seed, tuple(ordered))
     parts = [
         "You write tasks that train AI coworkers: executable JSON over a workspace (mail, tickets, calendar, files, "
         "directory). A task: a seed (initial state), turns (events before the turn, the user's message, checks, "
@@ -401,17 +403,25 @@ def system_prompt(
         "audit log, never the agent's chat. Answer with the task JSON only.",
         "## Contract\n" + CONTRACT,
         "## Tables (for checks)\n" + tables_section(ws.conn, ordered),
-        "## Check and rule types (* required)\n" + checks_section(),
+        "## Check and rule types\n" + checks_section(),
         "## Tools (* required; -> result)\n" + tools_section(ordered),
         "## World operations (seed.operations and turn events)\n" + world_section(ordered),
         "## Rules\n" + rules_section(ordered),
         "## The seed world\n" + world_facts(ws.conn, ordered, scene),
     ]
     for example in examples[:2]:
-        parts.append("## An example task that passed validation\n" + compact_task(example))
+        parts.append(EXAMPLE_HEADING + compact_task(example))
     if with_schema:
         parts.append("## Task JSON Schema\n" + json.dumps(generation_schema(), separators=(",", ":")))
     return "\n\n".join(parts)
+
+
+@lru_cache(maxsize=8)
+def _world(world_seed: int, services: tuple[str, ...]) -> Workspace:
+    """The demo world a prompt describes (read only), with the directory for its people."""
+    return build_demo_workspace(
+        seed=world_seed, services=services + ("directory",) * ("directory" not in services)
+    )
 
 
 def compact_task(task: Task) -> str:
@@ -443,7 +453,7 @@ _FALSE_DEFAULTS = ("announced", "expect_error", "reply")
 def summary_line(task: Task) -> str:
     """One short line about a kept task, so the model can write something different."""
     first = " ".join(task.turns[0].user.split())
-    return f"{task.title}: {first[:110]}{'...' if len(first) > 110 else ''}"
+    return f"{task.title}: {first[:80]}{'...' if len(first) > 80 else ''}"
 
 
 def request_text(
@@ -469,7 +479,7 @@ def request_text(
         f'"clock_start": "{scene.clock_start.isoformat().replace("+00:00", "Z")}".',
         f"The user ({scene.user_name}) is {scene.persona}.",
     ]
-    same = [t for t in kept if cap.id in t.capabilities][-6:]
+    same = [t for t in kept if cap.id in t.capabilities][-5:]
     if same:
         lines.append(
             "Already kept for this capability; write something clearly different (another scenario, "

@@ -54,10 +54,25 @@ def four_errors() -> dict[str, Any]:
     return draft
 
 
+FOUR_ERRORS_TOLD = (
+    "ticket_id=9 is not in the seed",
+    "no column 'queue_name'",
+    "check 'always': check() always returns True",
+    "unknown argument 'ticket' (did you mean 'ticket_id'?)",
+)
+
+
+def fixes_what_it_is_told(request: dict[str, Any]) -> dict[str, Any]:
+    """A model that fixes every error it is told about, and only those: the good draft when
+    the feedback names all four errors, the broken one again otherwise."""
+    told = request["messages"][-1]["content"]
+    return reply(good_draft() if all(e in told for e in FOUR_ERRORS_TOLD) else four_errors())
+
+
 async def test_a_four_error_draft_gets_every_error_in_one_report_and_is_kept_in_two_rounds(
     tmp_path: Path,
 ) -> None:
-    drafts, requests = await run([reply(four_errors()), reply(good_draft())], tmp_path)
+    drafts, requests = await run([reply(four_errors()), fixes_what_it_is_told], tmp_path)
     assert stops(drafts) == [(0, "seed_loads", False, False), (1, None, True, True)]
     assert drafts[0].problems == [
         "seed: seed.operations[6] (tickets.customer_comment): no ticket with id 9: ticket_id=9 is not in "
@@ -136,6 +151,14 @@ async def test_500_then_429_then_success_spends_no_round(tmp_path: Path) -> None
         assert len(llm.requests) == 3
     assert (state.kept, gen.retries) == (1, 2)
     assert stops(read_drafts(tmp_path)) == [(0, None, True, True)]
+
+
+async def test_a_timeout_is_retried_without_spending_a_round(tmp_path: Path) -> None:
+    with ScriptedLLM([{"delay": 0.5, "content": "late"}, reply(good_draft())]) as llm:
+        gen = generator(llm, timeout=0.1)
+        state = await synthesize(gen, count=1, out_dir=tmp_path, capabilities=[CAP], max_rounds=1)
+        assert len(llm.requests) == 2
+    assert (state.kept, gen.retries) == (1, 1)
 
 
 async def test_an_endpoint_that_keeps_failing_leaves_the_slot_to_a_rerun(tmp_path: Path) -> None:

@@ -18,9 +18,17 @@ def first_request(capability: str, slot: int = 0) -> tuple[list[dict], dict | No
 
 
 @pytest.mark.parametrize("capability", list(load_capabilities()))
-def test_every_first_round_request_fits_the_token_budget(capability: str) -> None:
-    messages, response_format = first_request(capability)
-    assert request_tokens(messages, response_format) <= TOKEN_BUDGET
+def test_every_first_round_request_fits_the_token_budget_with_an_example(capability: str) -> None:
+    from coworkenv.synth.family import FAMILIES, Difficulty, build_task
+
+    names = sorted(n for n, f in FAMILIES.items() if f.capability == capability)
+    kept = [build_task(names[i % len(names)], 10 + i, Difficulty.level(2)) for i in range(6)]
+    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
+    for slot in range(4):
+        for already in ([], kept):
+            messages = gen.first_messages(DraftRequest(slot=slot, capability=capability), already)
+            assert request_tokens(messages, gen.response_format()) <= TOKEN_BUDGET
+            assert 1 <= messages[0]["content"].count("## An example task that passed validation") <= 2
 
 
 def test_the_schema_is_sent_once_as_structured_output() -> None:
