@@ -59,7 +59,8 @@ class ExportError(ValueError):
 
 def export_tools(services: Iterable[str]) -> list[dict[str, Any]]:
     """The tools of these services as Chat Completions entries, tidied for training rows:
-    descriptions on one line, and no `title` keys (pydantic's echo of each name)."""
+    descriptions on one line, no `title` keys (pydantic's echo of each name), and the
+    default of an enum that is not a string written into the description instead."""
     out = []
     for tool in tools_for_services(services):
         function = tool["function"]
@@ -82,6 +83,13 @@ def _tidy_schema(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     out: dict[str, Any] = {}
+    default = schema.get("default")
+    if "enum" in schema and "default" in schema and not isinstance(default, str):
+        # Templates that print an enum's default as text (gpt-oss's) fail on a number: the
+        # default moves into the description, where every template shows it.
+        described = " ".join(str(schema.get("description", "")).split())
+        schema = {k: v for k, v in schema.items() if k != "default"}
+        schema["description"] = f"{described} (default: {json.dumps(default)})".strip()
     for key, value in schema.items():
         if key == "title":
             continue

@@ -80,6 +80,16 @@ DEEPSEEK_V3 = (
     "{%- else %}{{ m.content }}{%- endif %}{%- endfor %}"
 )
 
+# gpt-oss: each parameter as TypeScript-like text; an enum's default is concatenated as text.
+GPT_OSS = (
+    "{%- for tool in tools %}type {{ tool.function.name }} = (_: {\n"
+    "{%- for name, spec in tool.function.parameters.properties.items() %}"
+    "{{ name }}?: {% if spec.enum %}{{ '\"' + spec.enum | join('\" | \"') + '\"' }}"
+    "{% if spec.default is defined %}{{ ', // default: ' + spec.default }}{% endif %}"
+    "{% else %}{{ spec.type | default('any') }}{% endif %},\n"
+    "{%- endfor %}}) => any;\n{%- endfor %}"
+)
+
 TEMPLATES = {
     "qwen2.5": QWEN2_5,
     "llama3": LLAMA3,
@@ -139,3 +149,19 @@ def test_deepseek_v3_renders_string_arguments_and_needs_empty_content_not_null(r
     with_nulls = {**row, "messages": openai_messages(record, arguments="string", empty_content=None)}
     with pytest.raises(TypeError):
         render(DEEPSEEK_V3, with_nulls)
+
+
+def test_enum_defaults_that_are_numbers_move_into_the_description_so_gpt_oss_renders_them() -> None:
+    from coworkenv.rollout.export_sft import export_tools
+    from coworkenv.rollout.tool_schemas import tools_for_services
+
+    raw = {"messages": [], "tools": tools_for_services(["calendar"])}
+    with pytest.raises(TypeError, match="concatenate"):
+        render(GPT_OSS, raw)
+    tidy = export_tools(["calendar"])
+    text = render(GPT_OSS, {"messages": [], "tools": tidy})
+    assert 'granularity_minutes?: "15" | "30" | "60",' in text
+    free_slots = next(t["function"] for t in tidy if t["function"]["name"] == "calendar_find_free_slots")
+    spec = free_slots["parameters"]["properties"]["granularity_minutes"]
+    assert "default" not in spec and spec["description"].endswith("(default: 30)")
+    assert spec["enum"] == [15, 30, 60]
