@@ -75,9 +75,9 @@ async def run_on_ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     if not todo:
         return
-    actor_class = ray.remote(num_cpus=1)(EpisodeWorker)
-    actors = [
-        actor_class.remote(make_policy, faults, seed, user_simulator)  # type: ignore[attr-defined]
+    actor_class: Any = ray.remote(num_cpus=1)(EpisodeWorker)
+    actors: list[Any] = [
+        actor_class.remote(make_policy, faults, seed, user_simulator)
         for _ in range(max(1, min(workers, len(todo))))
     ]
     queue = list(reversed(todo))

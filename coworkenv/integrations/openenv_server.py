@@ -124,7 +124,7 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
 
     async def step_async(
         self, action: CoworkAction, timeout_s: float | None = None, **kwargs: Any
-    ) -> Observation:  # type: ignore[override]
+    ) -> Observation:
         """List tools, call one, answer the user (ends the turn) or finish."""
         episode = self.episode
         if episode is None:
