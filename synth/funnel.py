@@ -15,7 +15,7 @@ from rich.table import Table
 
 from coworkenv.task import Task
 
-from .pipeline import FUNNEL_STAGES, DraftRecord, funnel_counts
+from .pipeline import DraftRecord, funnel_counts
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
@@ -209,7 +209,7 @@ def print_funnel(funnel: Funnel, console: Console) -> None:
     table.add_column("stage", no_wrap=True)
     table.add_column("drafts passed", justify="right", no_wrap=True)
     table.add_column("meaning", overflow="fold")
-    for stage in [*FUNNEL_STAGES, "kept"]:
+    for stage in funnel.counts:
         table.add_row(stage, str(funnel.counts[stage]), STAGE_DETAILS.get(stage, ""))
     console.print(table)
     caps = Table(title="By capability")

@@ -54,6 +54,8 @@ def test_synth_with_a_judge_and_a_probe_through_the_cli(tmp_path: Path) -> None:
         assert (len(writer.requests), len(judge.requests), len(probe.requests)) == (1, 1, 3)
         assert writer.requests[0]["max_tokens"] == 12_000
     assert result.exit_code == 0, result.output
+    assert "an LLM judge finds every checked outcome asked for" in result.output
+    assert "a test agent solved it at least --min-probe-pass times" in result.output
     (record,) = read_drafts(tmp_path)
     assert (record.kept, record.judge_score, record.probe_passes, record.passed[-2:]) == (
         True,
