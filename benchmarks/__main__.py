@@ -1,5 +1,5 @@
 """Run every benchmark: `python -m benchmarks` (or `make bench`); `python -m benchmarks state`
-runs one group (state, tools, memory, validation, scale, rollout, synth)."""
+runs one group (state, tools, memory, validation, scale, rollout, synth, worlds)."""
 
 import sys
 
@@ -11,6 +11,7 @@ from . import (
     bench_synth,
     bench_tools,
     bench_validation,
+    bench_worlds,
 )
 
 GROUPS = {
@@ -21,6 +22,7 @@ GROUPS = {
     "scale": bench_scale.run,
     "rollout": bench_rollout.run,
     "synth": bench_synth.run,
+    "worlds": bench_worlds.run,
 }
 
 

@@ -53,13 +53,21 @@ class _DemoParams(_Model):
     seed: int = Field(default=0, ge=0, le=2**32, strict=True)
 
 
+class _WorldParams(_Model):
+    profile: str = Field(min_length=1)
+    size: int | None = Field(default=None, ge=8, le=300, strict=True)
+    seed: int = Field(default=0, ge=0, le=2**32, strict=True)
+
+
 class ProceduralSeed(_Model):
     """A named generator of seed state, e.g. `{"name": "demo", "params": {"seed": 3}}`.
 
-    `demo` takes one parameter, `seed` (a whole number, default 0); `empty` takes none.
+    `demo` takes one parameter, `seed` (a whole number, default 0); `empty` takes none;
+    `world` names the task's world: `{"profile": "law_firm", "size": 40, "seed": 3}` (size
+    8 to 300, default the profile's; see docs/worlds.md).
     """
 
-    name: Literal["demo", "empty"] = "empty"
+    name: Literal["demo", "empty", "world"] = "empty"
     params: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("params")
@@ -68,15 +76,16 @@ class ProceduralSeed(_Model):
         name = info.data.get("name")
         if name == "empty" and params:
             raise ValueError(f"the empty seed takes no parameters; got {sorted(params)}")
-        if name == "demo":
-            unknown = sorted(set(params) - set(_DemoParams.model_fields))
+        if name in ("demo", "world"):
+            model = _DemoParams if name == "demo" else _WorldParams
+            unknown = sorted(set(params) - set(model.model_fields))
             if unknown:
                 raise ValueError(
-                    f"unknown demo seed parameter {', '.join(map(repr, unknown))}; "
-                    f"the demo seed takes only: {', '.join(_DemoParams.model_fields)}"
+                    f"unknown {name} seed parameter {', '.join(map(repr, unknown))}; "
+                    f"the {name} seed takes only: {', '.join(model.model_fields)}"
                 )
             try:
-                _DemoParams.model_validate(params)
+                model.model_validate(params)
             except ValidationError as exc:
                 raise ValueError(
                     "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from coworkenv.servers import create_workspace, get_service
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.demo import build_demo_workspace, build_world_workspace
 from coworkenv.state import Snapshot, Workspace, format_time
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
@@ -20,8 +20,13 @@ def seed_workspace(task: Task) -> Workspace:
     """A new workspace holding the task's initial state: procedural base, rows, then world operations."""
     services = tuple(task.services)
     proc = task.seed.procedural
-    if proc.name == "demo":
-        ws = _demo_snapshot(int(proc.params.get("seed", 0)), services).fork()
+    if proc.name in ("demo", "world"):
+        if proc.name == "demo":
+            snapshot = _demo_snapshot(int(proc.params.get("seed", 0)), services)
+        else:
+            params = proc.params
+            snapshot = _world_snapshot(params["profile"], params.get("size"), params.get("seed", 0), services)
+        ws = snapshot.fork()
         # The seed sets the scene: task id, user and start time are the task's.
         ws.set_meta("task_id", task.id)
         ws.set_meta("user_email", task.user_email)
@@ -54,6 +59,18 @@ def seed_workspace(task: Task) -> Workspace:
 @lru_cache(maxsize=8)
 def _demo_snapshot(seed: int, services: tuple[str, ...]) -> Snapshot:
     return build_demo_workspace(seed=seed, services=services).snapshot()
+
+
+@lru_cache(maxsize=32)
+def _world_snapshot(profile: str, size: int | None, seed: int, services: tuple[str, ...]) -> Snapshot:
+    """The seed workspace of a world, built once per world and services: episodes fork it."""
+    from coworkenv.worlds import world
+
+    try:
+        built = world(profile, size, seed)
+    except ValueError as exc:
+        raise SeedError(f"seed.procedural: {exc}") from exc
+    return build_world_workspace(built, services).snapshot()
 
 
 class SeedCache:
