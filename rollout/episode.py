@@ -126,6 +126,7 @@ class Episode:
         self._initial: Workspace | None = None
         self._workspace: Workspace | None = None
         self._turn: int | None = None
+        self._verdict: Verdict | None = None
         self._verdict_done = False
         self.status: Status = "completed"
 
@@ -193,7 +194,7 @@ class Episode:
         self.event_errors: list[str] = []
         self.turn_results: list[list[CheckResult]] = []
         self._judging = 0.0
-        self._verdict: Verdict | None = None
+        self._verdict = None
         self._verdict_done = False
         self._turn = None
         self._begin_turn(0)

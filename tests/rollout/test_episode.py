@@ -137,6 +137,7 @@ def test_a_failed_episode_has_no_verdict_and_says_why() -> None:
 
 def test_calls_before_reset_are_refused() -> None:
     ep = Episode(ticket_task())
+    assert ep.rewards() == {"score": 0.0, "success": 0.0, "raw_score": 0.0, "safety": 0.0, "collateral": 0.0}
     with pytest.raises(EpisodeError, match=r"call reset\(\) first"):
         ep.call("tickets_get_ticket", {"ticket_id": 1})
 
