@@ -22,10 +22,11 @@ from typing import Any
 
 from coworkenv.checks import WHERE_OPERATORS
 from coworkenv.servers import SERVICE_NAMES, get_service
-from coworkenv.servers.demo import build_company, build_demo_workspace
+from coworkenv.servers.demo import build_world_workspace
 from coworkenv.state import Workspace
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task, task_json_schema
+from coworkenv.worlds import DEMO, profile_names, world
 
 from .capabilities import capability
 
@@ -33,7 +34,9 @@ from .capabilities import capability
 TOKEN_BUDGET = 10_000
 #: What precedes each example task in the system prompt.
 EXAMPLE_HEADING = "## An example task that passed validation\n"
-#: Demo seeds a slot's world is drawn from.
+#: People listed by name in the prompt (the user's team first); the rest are counted.
+PEOPLE_SHOWN = 30
+#: Seeds of each world a slot's world is drawn from.
 WORLD_SEEDS = 4
 #: Characters per token, the usual rule of thumb for English and JSON with common tokenizers.
 CHARS_PER_TOKEN = 4
@@ -321,7 +324,8 @@ def checks_section() -> str:
 
 @dataclass(frozen=True)
 class Scene:
-    """Where a slot's task happens: the demo world, the user, the persona, the start."""
+    """Where a slot's task happens: the world (a profile and its seed), the user, the
+    persona, the start."""
 
     world_seed: int
     user_email: str
@@ -329,37 +333,55 @@ class Scene:
     persona: str
     clock_start: datetime
     seed_json: dict[str, Any] = field(default_factory=dict)
+    profile: str = DEMO
 
 
 def scene_for(slot: int, seed: int = 0) -> Scene:
-    """The scene of a slot: demo world, persona and start day vary with the slot."""
-    world_seed = (seed + slot) % WORLD_SEEDS
-    company = build_company(world_seed)
-    start = company.start + timedelta(days=(slot // WORLD_SEEDS) % 3)
+    """The scene of a slot: world (the demo company or one of the generated organizations),
+    user, persona and start day vary with the slot."""
+    names = profile_names()
+    turn = seed + slot
+    profile, world_seed = names[turn % len(names)], (turn // len(names)) % WORLD_SEEDS
+    org = world(profile, None, world_seed)
+    user = next(p for p in org.people if p.email == org.user)
+    if profile == DEMO:
+        seed_json: dict[str, Any] = {"procedural": {"name": "demo", "params": {"seed": world_seed}}}
+    else:
+        seed_json = {"procedural": {"name": "world", "params": {"profile": profile, "seed": world_seed}}}
     return Scene(
         world_seed=world_seed,
-        user_email=company.user.email,
-        user_name=company.user.name,
+        user_email=org.user,
+        user_name=user.name,
         persona=PERSONAS[(slot * 7 + seed) % len(PERSONAS)],
-        clock_start=start,
-        seed_json={"procedural": {"name": "demo", "params": {"seed": world_seed}}},
+        clock_start=org.start + timedelta(days=(slot // len(names)) % 3),
+        seed_json=seed_json,
+        profile=profile,
     )
 
 
 def world_facts(conn: sqlite3.Connection, services: Sequence[str], scene: Scene) -> str:
     """What the seed world holds that a task may name: people, teams, queues, id ranges."""
-    lines = [f"The user: {scene.user_name} <{scene.user_email}>."]
+    org = world(scene.profile, None, scene.world_seed)
+    lines = [
+        f"The company: {org.name} ({org.industry}), mail domain {org.domain}, currency {org.currency}.",
+        f"The user: {scene.user_name} <{scene.user_email}>.",
+    ]
+    if org.house_rules:
+        lines.append("House rules a request may rely on: " + " ".join(org.house_rules))
+    rows = conn.execute("SELECT email, name, team, time_zone, internal FROM directory_people").fetchall()
+    user_team = next((r[2] for r in rows if r[0] == scene.user_email), None)
+    shown = _some_of_each(rows, user_team)
     groups: dict[str, list[str]] = {}
-    for email, name, team, zone, internal in conn.execute(
-        "SELECT email, name, team, time_zone, internal FROM directory_people"
-    ):
+    for email, name, team, zone, internal in [r for r in rows if r in shown]:
         local, _, domain = email.partition("@")
         label = local if _name_of(local) == name else f"{local} ({name})"
         where = f"@{domain} {team}" if internal else f"@{domain} (outside)"
         groups.setdefault(where, []).append(f"{label} {zone}")
+    more = f"; {len(rows) - len(shown)} more in directory_people" if len(rows) > len(shown) else ""
     lines.append(
         "People by mail domain and team (norma.fisher is Norma Fisher <norma.fisher@domain>): "
         + " | ".join(f"{group}: {', '.join(people)}" for group, people in groups.items())
+        + more
     )
     if "directory" in services:
         lines.append("Teams: " + ", ".join(r[0] for r in conn.execute("SELECT name FROM directory_teams")))
@@ -383,6 +405,20 @@ def world_facts(conn: sqlite3.Connection, services: Sequence[str], scene: Scene)
     return "\n".join(f"- {line}" for line in lines)
 
 
+def _some_of_each(rows: list[Any], user_team: str | None) -> list[Any]:
+    """Up to PEOPLE_SHOWN people: ten of the user's team, then a few of every other team and
+    of the outside contacts, in directory order."""
+    picked: dict[Any, int] = {}
+    out = []
+    for row in rows:
+        group = row[2] if row[4] else "(outside)"
+        limit = 10 if group == user_team else 4
+        if picked.get(group, 0) < limit and len(out) < PEOPLE_SHOWN:
+            picked[group] = picked.get(group, 0) + 1
+            out.append(row)
+    return out
+
+
 def _name_of(local: str) -> str:
     return " ".join(part.capitalize() for part in local.split("."))
 
@@ -395,7 +431,7 @@ def system_prompt(
 ) -> str:
     """The system prompt for a slot's services and scene."""
     ordered = [s for s in SERVICE_NAMES if s in services]
-    ws = _world(scene.world_seed, tuple(ordered))
+    ws = _world(scene.profile, scene.world_seed, tuple(ordered))
     parts = [
         "You write tasks that train AI coworkers: executable JSON over a workspace (mail, tickets, calendar, files, "
         "directory). A task: a seed (initial state), turns (events before the turn, the user's message, checks, "
@@ -416,11 +452,11 @@ def system_prompt(
     return "\n\n".join(parts)
 
 
-@lru_cache(maxsize=8)
-def _world(world_seed: int, services: tuple[str, ...]) -> Workspace:
-    """The demo world a prompt describes (read only), with the directory for its people."""
-    return build_demo_workspace(
-        seed=world_seed, services=services + ("directory",) * ("directory" not in services)
+@lru_cache(maxsize=16)
+def _world(profile: str, world_seed: int, services: tuple[str, ...]) -> Workspace:
+    """The world a prompt describes (read only), with the directory for its people."""
+    return build_world_workspace(
+        world(profile, None, world_seed), services + ("directory",) * ("directory" not in services)
     )
 
 

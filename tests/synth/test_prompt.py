@@ -24,7 +24,7 @@ def test_every_first_round_request_fits_the_token_budget_with_an_example(capabil
     names = sorted(n for n, f in FAMILIES.items() if f.capability == capability)
     kept = [build_task(names[i % len(names)], 10 + i, Difficulty.level(2)) for i in range(6)]
     gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
-    for slot in range(4):
+    for slot in (0, 2, 9, 18, 27):  # the demo company and four generated worlds
         for already in ([], kept):
             messages = gen.first_messages(DraftRequest(slot=slot, capability=capability), already)
             assert request_tokens(messages, gen.response_format()) <= TOKEN_BUDGET
@@ -77,12 +77,21 @@ def test_the_prompt_holds_what_a_correct_draft_needs() -> None:
 
 
 def test_slots_vary_the_world_user_persona_and_date() -> None:
-    scenes = [scene_for(slot) for slot in range(8)]
-    assert len({s.world_seed for s in scenes}) == 4
-    assert len({s.persona for s in scenes}) >= 4
-    assert len({s.clock_start for s in scenes}) >= 2
-    requests = {first_request("triage_routing", slot)[0][1]["content"] for slot in range(8)}
-    assert len(requests) == 8
+    scenes = [scene_for(slot) for slot in range(40)]
+    assert len({s.profile for s in scenes}) == 31
+    assert len({s.user_email for s in scenes}) == 40
+    assert len({s.persona for s in scenes}) == 5
+    assert len({s.clock_start for s in scenes}) == 2
+    assert scenes[0].seed_json == {"procedural": {"name": "demo", "params": {"seed": 0}}}
+    assert scenes[2].seed_json == {
+        "procedural": {"name": "world", "params": {"profile": "airline_ground_ops", "seed": 0}}
+    }
+    requests = {first_request("triage_routing", slot)[0][1]["content"] for slot in range(4)}
+    assert len(requests) == 4
+    (system, user), _ = first_request("triage_routing", 2)
+    assert "The company: SkyBridge Airways (airline ground operations)" in system["content"]
+    assert "Compensation above USD 1,000 needs a manager's approval." in system["content"]
+    assert '"user_email": "logan.cooper@skybridgeairways.example"' in user["content"]
 
 
 def test_tasks_already_kept_are_shown_with_the_instruction_to_differ() -> None:
