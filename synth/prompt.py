@@ -409,7 +409,7 @@ def _some_of_each(rows: list[Any], user_team: str | None) -> list[Any]:
     """Up to PEOPLE_SHOWN people: ten of the user's team, then a few of every other team and
     of the outside contacts, in directory order."""
     picked: dict[Any, int] = {}
-    out = []
+    out: list[Any] = []
     for row in rows:
         group = row[2] if row[4] else "(outside)"
         limit = 10 if group == user_team else 4
