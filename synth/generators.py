@@ -120,7 +120,7 @@ class LLMGenerator:
         examples: Sequence[Task] = (),
         structured_output: bool = True,
         max_tokens: int = 12_000,
-        attempts: int = 4,
+        attempts: int = 6,
         backoff: float = 2.0,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:

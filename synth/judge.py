@@ -83,7 +83,7 @@ class LLMJudge:
         api_key: str | None = None,
         api_key_env: str = DEFAULT_API_KEY_ENV,
         min_score: float = DEFAULT_MIN_SCORE,
-        attempts: int = 4,
+        attempts: int = 6,
         backoff: float = 2.0,
     ) -> None:
         self.model = model

@@ -139,6 +139,13 @@ async def test_an_answer_cut_off_at_max_tokens_asks_for_a_shorter_draft(tmp_path
     assert drafts[0].reason in requests[1]["messages"][-1]["content"]
 
 
+async def test_four_500s_in_a_row_are_outlasted(tmp_path: Path) -> None:
+    with ScriptedLLM([{"status": 500, "error": "overloaded"}] * 4 + [reply(good_draft())]) as llm:
+        gen = generator(llm)
+        state = await synthesize(gen, count=1, out_dir=tmp_path, capabilities=[CAP], max_rounds=1)
+    assert (state.kept, gen.retries) == (1, 4)
+
+
 async def test_500_then_429_then_success_spends_no_round(tmp_path: Path) -> None:
     script = [
         {"status": 500, "error": "overloaded"},
@@ -164,11 +171,11 @@ async def test_a_timeout_is_retried_without_spending_a_round(tmp_path: Path) -> 
 async def test_an_endpoint_that_keeps_failing_leaves_the_slot_to_a_rerun(tmp_path: Path) -> None:
     with ScriptedLLM([{"status": 503, "error": "down"}] * 12) as llm:
         state = await synthesize(generator(llm), count=1, out_dir=tmp_path, capabilities=[CAP])
-        assert len(llm.requests) == 4  # one slot, four attempts, no round spent on it
+        assert len(llm.requests) == 6  # one slot, six attempts, no round spent on it
     assert (state.done, state.kept, state.rejected, state.unfinished) == (0, 0, 0, 1)
     (failed,) = read_drafts(tmp_path)
     assert (failed.infrastructure, failed.final, failed.failed_stage) == (True, False, "generated")
-    assert failed.reason == "the model endpoint failed 4 times; last: HTTP 503: down"
+    assert failed.reason == "the model endpoint failed 6 times; last: HTTP 503: down"
     with ScriptedLLM([reply(good_draft())]) as llm:
         state = await synthesize(generator(llm), count=1, out_dir=tmp_path, capabilities=[CAP])
     assert (state.done, state.kept) == (1, 1)
