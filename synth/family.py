@@ -1,9 +1,12 @@
 """Procedural task families: parameterized generators of complete tasks.
 
 A family is a function `build(ctx) -> Task` registered with `@family(...)`. The context
-gives it a seeded random generator, difficulty knobs, the demo company's people, and
-`plant(...)`, which applies world operations to a fork of the demo workspace and returns
-their results (the ids the planted rows will have), so checks and solutions can name them.
+gives it a seeded random generator, difficulty knobs, its world (by default the demo company
+of one of four demo seeds; `FamilyContext(..., world=...)` puts it in any other), that world's
+people, and `plant(...)`, which applies world operations to a fork of the world's seed
+workspace and returns their results (the ids the planted rows will have), so checks and
+solutions can name them. A family that reads `ctx.world` (queues, topics, teams) instead of
+Northwind's names can run on every world; `on_demo` tells a family which case it is in.
 """
 
 from __future__ import annotations
@@ -16,9 +19,16 @@ from functools import lru_cache
 from typing import Any
 
 from coworkenv.servers import get_service
-from coworkenv.servers.demo import DemoCompany, DemoPerson, build_company, build_demo_workspace
+from coworkenv.servers.demo import (
+    DemoCompany,
+    build_company,
+    build_demo_workspace,
+    build_world_workspace,
+    northwind_world,
+)
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.task import Task
+from coworkenv.world import World
 
 from .capabilities import capability
 
@@ -45,6 +55,19 @@ def _demo_snapshot(demo_seed: int, services: tuple[str, ...]) -> Snapshot:
     return build_demo_workspace(seed=demo_seed, services=services).snapshot()
 
 
+_WORLD_SNAPSHOTS: dict[tuple[str, tuple[str, ...]], Snapshot] = {}
+
+
+def _world_snapshot(world: World, services: tuple[str, ...]) -> Snapshot:
+    """A world's seed workspace, built once per world (by content hash) and services."""
+    key = (world.content_hash, services)
+    if key not in _WORLD_SNAPSHOTS:
+        if len(_WORLD_SNAPSHOTS) >= 64:
+            _WORLD_SNAPSHOTS.pop(next(iter(_WORLD_SNAPSHOTS)))
+        _WORLD_SNAPSHOTS[key] = build_world_workspace(world, services).snapshot()
+    return _WORLD_SNAPSHOTS[key]
+
+
 @dataclass
 class FamilyContext:
     """What a family builds a task from."""
@@ -52,15 +75,41 @@ class FamilyContext:
     family: str
     seed: int
     difficulty: Difficulty = field(default_factory=Difficulty)
+    world: World | None = None
+    """The world the task happens in; None: the demo company of demo seed `seed % 4`."""
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.family}:{self.seed}")
         self.demo_seed = self.seed % DEMO_SEEDS
-        self.company: DemoCompany = build_company(self.demo_seed)
+        # The demo company's people are DemoPersons, a world's are Persons: the same fields,
+        # so families read either one (typed Any, as the families' helpers name DemoPerson).
+        self.company: Any
+        if self.world is None:
+            self.company = build_company(self.demo_seed)
+            self.world = _northwind(self.demo_seed)
+        else:
+            if self.world.profile == "northwind":
+                raise ValueError("the demo company is the default world; pass world=None and pick it by seed")
+            self.company = self.world
 
     @property
-    def user(self) -> DemoPerson:
-        return self.company.user
+    def on_demo(self) -> bool:
+        """Whether the task happens in the demo company (whose names older families assume)."""
+        return isinstance(self.company, DemoCompany)
+
+    @property
+    def the_world(self) -> World:
+        """`world`, never None after construction."""
+        if self.world is None:
+            raise RuntimeError("FamilyContext.world is set in __post_init__")
+        return self.world
+
+    @property
+    def user(self) -> Any:
+        """The person the agent works for (a DemoPerson on the demo company, else a Person)."""
+        if isinstance(self.company, DemoCompany):
+            return self.company.user
+        return self.company.user_person
 
     @property
     def start(self) -> datetime:
@@ -71,8 +120,8 @@ class FamilyContext:
 
     def people(
         self, *, internal: bool = True, team: str | None = None, exclude: Sequence[str] = ()
-    ) -> list[DemoPerson]:
-        """People of the demo company (colleagues or external contacts), never the user."""
+    ) -> list[Any]:
+        """People of the world (colleagues or external contacts), never the user."""
         return [
             p
             for p in self.company.people
@@ -82,7 +131,7 @@ class FamilyContext:
             and p.email != self.user.email
         ]
 
-    def person(self, **kwargs: Any) -> DemoPerson:
+    def person(self, **kwargs: Any) -> Any:
         return self.choice(self.people(**kwargs))
 
     def plant(self, services: Sequence[str], operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,8 +143,14 @@ class FamilyContext:
         self, services: Sequence[str], operations: list[dict[str, Any]]
     ) -> tuple[list[dict[str, Any]], Workspace]:
         """`plant`'s results and the workspace as seeding will leave it, for families that must
-        query the seeded state (which demo rows also meet the task's condition, free time)."""
-        ws = _demo_snapshot(self.demo_seed, tuple(sorted(services))).fork()
+        query the seeded state (which seed rows also meet the task's condition, free time)."""
+        chosen = tuple(sorted(services))
+        snapshot = (
+            _demo_snapshot(self.demo_seed, chosen)
+            if self.on_demo
+            else _world_snapshot(self.the_world, chosen)
+        )
+        ws = snapshot.fork()
         results = [
             get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
             for op in operations
@@ -105,16 +160,16 @@ class FamilyContext:
     def task(
         self, *, capability_id: str, services: Sequence[str], operations: list[dict[str, Any]], **fields: Any
     ) -> Task:
-        """A task on the demo company with the planted operations; `fields` fill the rest
+        """A task in the context's world with the planted operations; `fields` fill the rest
         (title, turns, checks, safety, context...)."""
         data: dict[str, Any] = {
-            "id": f"{self.family}-{self.seed}",
+            "id": self._task_id(),
             "capabilities": [capability_id, *fields.pop("extra_capabilities", [])],
             "services": list(services),
             "clock_start": self.start.isoformat(),
             "user_email": self.user.email,
             "seed": {
-                "procedural": {"name": "demo", "params": {"seed": self.demo_seed}},
+                "procedural": self._procedural_seed(),
                 "operations": operations,
             },
             "context": {
@@ -126,6 +181,28 @@ class FamilyContext:
         }
         data.update(fields)
         return Task.model_validate(data)
+
+    def _task_id(self) -> str:
+        """The family and seed; in a world other than the demo company, the world's key too, so
+        tasks of one family and seed in different worlds never share an id."""
+        if self.on_demo:
+            return f"{self.family}-{self.seed}"
+        world = self.the_world
+        return f"{self.family}-{world.profile}-{len(world.staff)}-{world.seed}-{self.seed}"
+
+    def _procedural_seed(self) -> dict[str, Any]:
+        if self.on_demo:
+            return {"name": "demo", "params": {"seed": self.demo_seed}}
+        world = self.the_world
+        return {
+            "name": "world",
+            "params": {"profile": world.profile, "size": len(world.staff), "seed": world.seed},
+        }
+
+
+@lru_cache(maxsize=DEMO_SEEDS)
+def _northwind(demo_seed: int) -> World:
+    return northwind_world(demo_seed)
 
 
 @dataclass(frozen=True)
@@ -155,7 +232,9 @@ def family(
     return register
 
 
-def build_task(family_name: str, seed: int, difficulty: Difficulty | None = None) -> Task:
-    """One task from one family."""
+def build_task(
+    family_name: str, seed: int, difficulty: Difficulty | None = None, world: World | None = None
+) -> Task:
+    """One task from one family, in `world` (default: the demo company)."""
     fam = FAMILIES[family_name]
-    return fam.build(FamilyContext(fam.name, seed, difficulty or Difficulty()))
+    return fam.build(FamilyContext(fam.name, seed, difficulty or Difficulty(), world))

@@ -134,10 +134,8 @@ def populate(ws: Workspace, world: World, rng: random.Random) -> None:
     linked: list[set[int]] = []
     names = [q.name for q in world.queues]
     for source_at, kind, target_at in LINKS:
-        queue, target_queue = names[source_at], names[target_at]
-        pairs = [
-            (s, t) for s in by_queue[queue] for t in by_queue[target_queue] if s != t and {s, t} not in linked
-        ]
+        sources, targets = by_queue[names[source_at]], by_queue[names[target_at]]
+        pairs = [(s, t) for s in sources for t in targets if s != t and {s, t} not in linked]
         if not pairs:
             continue
         source, target = rng.choice(pairs)

@@ -6,32 +6,110 @@ that looks up every id and address before it uses one."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
 from coworkenv.task import Task
 
 from ..family import FamilyContext, family
 
 
-@family("tickets_escalate", capability_id="triage_routing", services=["tickets", "directory"])
-def tickets_escalate(ctx: FamilyContext) -> Task:
-    """A customer reports an outage in a new ticket; the agent makes it urgent, moves it to
-    Engineering and assigns it to the team's SRE. Distractor tickets from the same customer
-    must stay as they are."""
-    customer = ctx.person(internal=False)
+@dataclass(frozen=True)
+class _Scene:
+    """Where the escalation happens: the queue the ticket arrives in, the queue it goes to,
+    who takes it, what it says and how the user asks."""
+
+    front: str
+    target: str
+    assignee: Any
+    title: str
+    description: str
+    requests: list[str]
+    find_assignee: str
+    find_ticket: str
+    task_title: str
+
+
+def _demo_scene(ctx: FamilyContext, customer: Any) -> _Scene:
     sre = next(p for p in ctx.company.staff if p.title == "SRE")
     system = ctx.choice(["checkout", "login page", "invoice export", "order API", "mobile app"])
+    requests = [
+        f"{customer.name} says the {system} is down. Find their ticket, make it urgent, move it to the "
+        f"Engineering queue and assign it to our SRE.",
+        f"Outage alert: the {system} ticket from {customer.name} needs to go to Engineering as urgent, "
+        f"assigned to the SRE. Please handle it.",
+    ]
+    return _Scene(
+        "Support",
+        "Engineering",
+        sre,
+        f"{system.capitalize()} is down",
+        f"Since this morning our team cannot use the {system}. Please help urgently.",
+        requests,
+        "SRE",
+        system,
+        f"Escalate the {system} outage ticket",
+    )
+
+
+def _world_scene(ctx: FamilyContext, customer: Any) -> _Scene:
+    """Any world: a customers' queue, another queue that takes escalations, and its owner."""
+    world = ctx.the_world
+    front = next(q for q in world.queues if q.requested_by == "customers")
+    others = [q for q in world.queues if q.name != front.name]
+    target = next((q for q in others if q.requested_by == "colleagues"), others[0])
+    owner = next(p for p in world.staff if p.email == target.owner)
+    topic = ctx.choice(target.topics)
+    values = {
+        "order": f"{world.reference_prefix}-{ctx.rng.randint(10000, 99999)}",
+        "invoice": f"INV-{world.start.year}-{ctx.rng.randint(1, 400):04d}",
+        "amount": f"{ctx.rng.randint(200, 9000)}.00 {world.currency}",
+        "city": ctx.choice(["Springfield", "Riverton", "Lakeside", "Hillcrest"]),
+        "date": (world.start - timedelta(days=ctx.rng.randint(1, 6))).strftime("%d %B"),
+    }
+    title = topic.title.format(**values)
+    requests = [
+        f'{customer.name} ({customer.company}) has an urgent problem: "{title}". Find their ticket, '
+        f"make it urgent, move it to the {target.name} queue and assign it to {owner.name}.",
+        f'Please escalate the ticket from {customer.name} about "{title}": it is urgent, belongs in '
+        f"{target.name} and {owner.name} should take it.",
+    ]
+    return _Scene(
+        front.name,
+        target.name,
+        owner,
+        title,
+        topic.body.format(**values) + " This is urgent for us.",
+        requests,
+        owner.name,
+        title,
+        f"Escalate the ticket: {title}",
+    )
+
+
+@family("tickets_escalate", capability_id="triage_routing", services=["tickets", "directory"])
+def tickets_escalate(ctx: FamilyContext) -> Task:
+    """A customer reports an urgent problem in a new ticket; the agent makes it urgent, moves
+    it to the queue that takes escalations (Engineering in the demo company) and assigns it to
+    the right person (the SRE; in other worlds the queue's owner). Distractor tickets from the
+    same customer must stay as they are. Runs on every world."""
+    customer = ctx.person(internal=False)
+    scene = _demo_scene(ctx, customer) if ctx.on_demo else _world_scene(ctx, customer)
     operations = [
         {
             "service": "tickets",
             "operation": "add_ticket",
             "params": {
-                "title": f"{system.capitalize()} is down",
-                "description": f"Since this morning our team cannot use the {system}. Please help urgently.",
-                "queue": "Support",
+                "title": scene.title,
+                "description": scene.description,
+                "queue": scene.front,
                 "requester": customer.email,
                 "status": "open",
             },
         }
     ]
+    reference = "order" if ctx.on_demo else ctx.the_world.reference_prefix
     for i in range(ctx.difficulty.distractors):
         operations.append(
             {
@@ -39,8 +117,8 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                 "operation": "add_ticket",
                 "params": {
                     "title": ctx.choice(["Question about", "Update on", "Small issue with"])
-                    + f" order {1000 + i}",
-                    "queue": "Support",
+                    + f" {reference} {1000 + i}",
+                    "queue": scene.front,
                     "requester": customer.email,
                     "status": "open",
                 },
@@ -48,19 +126,12 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
         )
     results = ctx.plant(["tickets", "directory"], operations)
     ticket_id = results[0]["ticket_id"]
-    request = ctx.choice(
-        [
-            f"{customer.name} says the {system} is down. Find their ticket, make it urgent, move it to the "
-            f"Engineering queue and assign it to our SRE.",
-            f"Outage alert: the {system} ticket from {customer.name} needs to go to Engineering as urgent, "
-            f"assigned to the SRE. Please handle it.",
-        ]
-    )
+    request = ctx.choice(scene.requests)
     return ctx.task(
         capability_id="triage_routing",
         services=["tickets", "directory"],
         operations=operations,
-        title=f"Escalate the {system} outage ticket",
+        title=scene.task_title,
         turns=[
             {
                 "user": request,
@@ -79,7 +150,7 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                         "table": "tickets_tickets",
                         "where": {"id": ticket_id},
                         "column": "queue",
-                        "value": "Engineering",
+                        "value": scene.target,
                     },
                     {
                         "id": "assignee",
@@ -87,11 +158,15 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                         "table": "tickets_tickets",
                         "where": {"id": ticket_id},
                         "column": "assignee",
-                        "value": sre.email,
+                        "value": scene.assignee.email,
                     },
                 ],
                 "solution": [
-                    {"tool": "directory_search_people", "arguments": {"query": "SRE"}, "id": "sre"},
+                    {
+                        "tool": "directory_search_people",
+                        "arguments": {"query": scene.find_assignee},
+                        "id": "sre",
+                    },
                     {
                         "tool": "directory_search_people",
                         "arguments": {"query": customer.name},
@@ -99,7 +174,10 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                     },
                     {
                         "tool": "tickets_search_tickets",
-                        "arguments": {"query": system, "requester": {"$ref": "customer.people.0.email"}},
+                        "arguments": {
+                            "query": scene.find_ticket,
+                            "requester": {"$ref": "customer.people.0.email"},
+                        },
                         "id": "found",
                     },
                     {
@@ -107,7 +185,7 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
                         "arguments": {
                             "ticket_id": {"$ref": "found.tickets.0.id"},
                             "priority": "urgent",
-                            "queue": "Engineering",
+                            "queue": scene.target,
                             "assignee": {"$ref": "sre.people.0.email"},
                         },
                     },

@@ -113,8 +113,50 @@ def _contacts(ctx: FamilyContext, n: int) -> list[tuple[str, str, str]]:
     return out
 
 
+#: In a world other than the demo company, the new queue a manager may ask about (the first
+#: whose name the world does not use yet).
+WORLD_NEW_QUEUES = (
+    ("Escalations", "Requests escalated for a second look."),
+    ("Second Look", "Requests sent back for a second look."),
+)
+
+
+def _world_new_queue(ctx: FamilyContext) -> tuple[str, str]:
+    taken = {q.name for q in ctx.the_world.queues}
+    return next(q for q in WORLD_NEW_QUEUES if q[0] not in taken)
+
+
+def _front(ctx: FamilyContext) -> str:
+    """The queue customers file into: Support in the demo company."""
+    if ctx.on_demo:
+        return "Support"
+    return next(q.name for q in ctx.the_world.queues if q.requested_by == "customers")
+
+
+def _ticket_title(ctx: FamilyContext) -> str:
+    if ctx.on_demo:
+        return str(ctx.choice(TICKET_TITLES)).format(n=f"NW-{ctx.rng.randint(10000, 99999)}")
+    world = ctx.the_world
+    topic = ctx.choice(next(q for q in world.queues if q.name == _front(ctx)).topics)
+    return str(topic.title).format(
+        order=f"{world.reference_prefix}-{ctx.rng.randint(10000, 99999)}",
+        invoice=f"INV-{world.start.year}-{ctx.rng.randint(1000, 9999)}",
+        amount=f"{ctx.rng.randint(200, 9000)}.00 {world.currency}",
+        city=ctx.choice(["Springfield", "Riverton", "Lakeside", "Hillcrest"]),
+        date=f"{ctx.rng.randint(1, 27)} February",
+    )
+
+
+def _manager(ctx: FamilyContext) -> Any:
+    """Who asks: one of the demo's managers, or a team lead of the world."""
+    if ctx.on_demo:
+        return ctx.choice([p for p in ctx.people(internal=True) if p.title in MANAGER_TITLES])
+    leads = {t.lead for t in ctx.the_world.teams}
+    return ctx.choice([p for p in ctx.people(internal=True) if p.email in leads])
+
+
 def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: int) -> dict[str, Any]:
-    title = ctx.choice(TICKET_TITLES).format(n=f"NW-{ctx.rng.randint(10000, 99999)}")
+    title = _ticket_title(ctx).rstrip(".")
     created = _ago(ctx, days=days, hours=ctx.rng.randint(0, 8))
     return _op(
         "tickets",
@@ -133,12 +175,16 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
     """A manager asks by mail how many open tickets a customer (or a new queue) has and which
     is the oldest; the agent replies with the count and the ticket number. Distractors: the
     customer's resolved or closed tickets (older than the open ones) and other customers'
-    open tickets. Difficulty: how many open tickets, how many distractors."""
-    manager = ctx.choice([p for p in ctx.people(internal=True) if p.title in MANAGER_TITLES])
+    open tickets. Difficulty: how many open tickets, how many distractors. Runs on every world
+    (the queue customers file into stands for Support)."""
+    manager = _manager(ctx)
     by_queue = ctx.rng.random() < 0.35
     contacts = _contacts(ctx, 4)
     company, _, customer = contacts[0]
-    queue, queue_note = ctx.choice(NEW_QUEUES) if by_queue else ("Support", "")
+    front = _front(ctx)
+    queue, queue_note = (front, "")
+    if by_queue:
+        queue, queue_note = ctx.choice(NEW_QUEUES) if ctx.on_demo else _world_new_queue(ctx)
     n_open = ctx.difficulty.items + 1
     open_days = ctx.rng.sample(range(2, 30), n_open)
     oldest_days = max(open_days)
@@ -152,7 +198,7 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
             requester = ctx.choice(contacts)[2] if by_queue else customer
             ops.append((_ticket(ctx, queue, requester, status, oldest_days + ctx.rng.randint(1, 12)), False))
         else:  # someone else's open ticket, also older
-            other_queue = "Support" if by_queue else queue
+            other_queue = front if by_queue else queue
             requester = ctx.choice(contacts[1:])[2]
             ops.append(
                 (_ticket(ctx, other_queue, requester, "open", oldest_days + ctx.rng.randint(1, 12)), False)

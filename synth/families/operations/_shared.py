@@ -76,3 +76,18 @@ def _order(ctx: FamilyContext) -> str:
 
 def _invoice(ctx: FamilyContext) -> str:
     return f"INV-2026-{ctx.rng.randint(1000, 9999)}"
+
+
+def _ticket_values(ctx: FamilyContext) -> dict[str, str]:
+    """Values for the placeholders of ticket titles: the demo's order and invoice numbers, or
+    any world's references, amounts, places and dates."""
+    if ctx.on_demo:
+        return {"order": _order(ctx), "invoice": _invoice(ctx)}
+    world = ctx.the_world
+    return {
+        "order": f"{world.reference_prefix}-{ctx.rng.randint(10000, 99999)}",
+        "invoice": f"INV-{world.start.year}-{ctx.rng.randint(1000, 9999)}",
+        "amount": f"{ctx.rng.randint(200, 9000)}.00 {world.currency}",
+        "city": ctx.choice(["Springfield", "Riverton", "Lakeside", "Hillcrest", "Easton"]),
+        "date": (world.start - timedelta(days=ctx.rng.randint(1, 9))).strftime("%d %B"),
+    }

@@ -9,7 +9,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import _at, _field, _guard, _invoice, _op, _order, _plant
+from ._shared import _at, _field, _guard, _op, _plant, _ticket_values
 
 # -- tickets_bulk_close_resolved -----------------------------------------------------------------
 
@@ -34,9 +34,22 @@ CLOSE_REQUESTS = [
 ]
 
 
+def _titles(ctx: FamilyContext) -> dict[str, list[str]]:
+    """Ticket titles by queue: the demo's, or the topics of the world's queues."""
+    if ctx.on_demo:
+        return CLOSE_TITLES
+    return {q.name: [t.title for t in q.topics] for q in ctx.the_world.queues}
+
+
+def _filed_by_colleagues(ctx: FamilyContext, queue: str) -> bool:
+    if ctx.on_demo:
+        return queue == "IT"
+    return next(q for q in ctx.the_world.queues if q.name == queue).requested_by == "colleagues"
+
+
 def _close_target(ctx: FamilyContext, ws: Workspace) -> tuple[str, int]:
-    """A queue and an age in days with few demo tickets past the cutoff and none near it."""
-    combos = [(q, d) for q in CLOSE_TITLES for d in (7, 10, 14)]
+    """A queue and an age in days with few seed tickets past the cutoff and none near it."""
+    combos = [(q, d) for q in _titles(ctx) for d in (7, 10, 14)]
     ctx.rng.shuffle(combos)
 
     def demo(q: str, lo: float, hi: float) -> int:
@@ -52,13 +65,13 @@ def _close_target(ctx: FamilyContext, ws: Workspace) -> tuple[str, int]:
 
 
 def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago: float) -> dict:
-    values = {"order": _order(ctx), "invoice": _invoice(ctx)}
+    values = _ticket_values(ctx)
     return _op(
         "tickets",
         "add_ticket",
-        title=ctx.choice(CLOSE_TITLES[queue]).format(**values),
+        title=ctx.choice(_titles(ctx)[queue]).format(**values),
         queue=queue,
-        requester=ctx.person(internal=queue == "IT").email,
+        requester=ctx.person(internal=_filed_by_colleagues(ctx, queue)).email,
         assignee=ctx.person(internal=True).email,
         status=status,
         created_at=_at(ctx, days=-updated_days_ago - ctx.rng.uniform(1, 8)),
@@ -70,11 +83,11 @@ def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago:
 def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
     """Close every resolved ticket in one queue whose last update is older than N days (by the
     workspace clock). Distractors: recently updated resolved tickets in that queue, old resolved
-    tickets in other queues, and old tickets there that are not resolved."""
+    tickets in other queues, and old tickets there that are not resolved. Runs on every world."""
     services = ["tickets"]
     _, demo_ws = _plant(ctx, services, [])
     queue, days = _close_target(ctx, demo_ws)
-    others = [q for q in CLOSE_TITLES if q != queue]
+    others = [q for q in _titles(ctx) if q != queue]
     operations = [
         _close_ticket(ctx, queue, "resolved", days + ctx.rng.uniform(1.5, 20))
         for _ in range(ctx.difficulty.items)

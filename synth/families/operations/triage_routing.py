@@ -9,7 +9,7 @@ from coworkenv.servers.demo import DemoPerson
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import _at, _field, _first, _guard, _invoice, _op, _order, _plant
+from ._shared import _at, _field, _first, _guard, _op, _plant, _ticket_values
 
 # -- tickets_route_by_rule -----------------------------------------------------------------------
 
@@ -61,14 +61,16 @@ ROUTING_REQUESTS = [
 ]
 
 
-def _route_ticket(ctx: FamilyContext, title: str, body: str, requester: str, minutes_ago: int) -> dict:
-    values = {"order": _order(ctx), "invoice": _invoice(ctx)}
+def _route_ticket(
+    ctx: FamilyContext, title: str, body: str, requester: str, minutes_ago: int, front: str = "Support"
+) -> dict:
+    values = _ticket_values(ctx)
     return _op(
         "tickets",
         "add_ticket",
         title=title.format(**values),
         description=body.format(**values),
-        queue="Support",
+        queue=front,
         requester=requester,
         status="open",
         created_at=_at(ctx, minutes=-minutes_ago),
@@ -76,33 +78,73 @@ def _route_ticket(ctx: FamilyContext, title: str, body: str, requester: str, min
 
 
 def _requester(ctx: FamilyContext, queue: str) -> DemoPerson:
-    """Staff file IT tickets; customers the rest (and now and then a colleague reports a bug)."""
+    """Staff file IT tickets; customers the rest (and now and then a colleague reports a bug).
+    In other worlds, whoever the queue says files into it."""
+    if not ctx.on_demo:
+        filed_by = next(q.requested_by for q in ctx.the_world.queues if q.name == queue)
+        return ctx.person(internal=filed_by == "colleagues")
     if queue == "IT" or (queue == "Engineering" and ctx.rng.random() < 0.3):
         return ctx.person(internal=True)
     return ctx.person(internal=False)
+
+
+def _world_rule(
+    ctx: FamilyContext,
+) -> tuple[str, dict[str, list[tuple[str, str]]], list[tuple[str, str]], str]:
+    """Any world: the first queue customers file into, the other queues' topics as what the
+    rule routes, the first queue's own topics as what stays, and the request stating the rule."""
+    world = ctx.the_world
+    front = next(q for q in world.queues if q.requested_by == "customers")
+    targets = [q for q in world.queues if q.name != front.name]
+    routed = {q.name: [(t.title, t.body) for t in q.topics] for q in targets}
+    stays = [(t.title, t.body) for t in front.topics]
+    parts = [
+        f"{q.description.rstrip('.')[0].lower()}{q.description.rstrip('.')[1:]} go to {q.name}"
+        for q in targets
+    ]
+    rule = "; ".join(parts)
+    request = ctx.choice(
+        [
+            f"Please triage the new tickets that came into the {front.name} queue since 06:00 UTC today. "
+            f"The rule: {rule}. Everything else stays in {front.name}.",
+            f"Route this morning's new {front.name} tickets (the ones created after 06:00 UTC): {rule}. "
+            f"Leave the rest in {front.name} where they are.",
+            f"Can you sort the tickets that arrived in {front.name} since 06:00 UTC? {rule[0].upper()}{rule[1:]}; "
+            f"anything else is fine in {front.name}.",
+        ]
+    )
+    return front.name, routed, stays, request
 
 
 @family("tickets_route_by_rule", capability_id="triage_routing", services=["tickets"])
 def tickets_route_by_rule(ctx: FamilyContext) -> Task:
     """New tickets land in Support; the user states a routing rule (billing to Billing, login and
     VPN to IT, bugs to Engineering) and the agent moves each ticket to its queue. Distractors are
-    new tickets that the rule leaves in Support. Items and distractors scale with difficulty."""
+    new tickets that the rule leaves in Support. Items and distractors scale with difficulty. In
+    other worlds the rule routes by what each of the world's queues is for. Runs on every world."""
     services = ["tickets"]
-    queues = ctx.rng.sample(list(ROUTED), 3)
-    picks = {q: ctx.rng.sample(ROUTED[q], len(ROUTED[q])) for q in queues}
-    plan = [(queues[i % 3], picks[queues[i % 3]][i // 3]) for i in range(ctx.difficulty.items)]
-    plan += [("Support", t) for t in ctx.rng.sample(STAYS, ctx.difficulty.distractors)]
+    front, routed, stays, request = "Support", ROUTED, STAYS, ""
+    if not ctx.on_demo:
+        front, routed, stays, request = _world_rule(ctx)
+    queues = ctx.rng.sample(list(routed), min(3, len(routed)))
+    picks = {q: ctx.rng.sample(routed[q], len(routed[q])) for q in queues}
+    n = len(queues)
+    plan = [
+        (queues[i % n], picks[queues[i % n]][(i // n) % len(picks[queues[i % n]])])
+        for i in range(ctx.difficulty.items)
+    ]
+    plan += [(front, t) for t in ctx.rng.sample(stays, min(len(stays), ctx.difficulty.distractors))]
     ctx.rng.shuffle(plan)
     minutes = sorted(ctx.rng.sample(range(5, 175), len(plan)), reverse=True)
     operations = []
     for (queue, (title, body)), ago in zip(plan, minutes, strict=True):
-        operations.append(_route_ticket(ctx, title, body, _requester(ctx, queue).email, ago))
+        operations.append(_route_ticket(ctx, title, body, _requester(ctx, queue).email, ago, front))
     results, ws = _plant(ctx, services, operations)
     early = ws.conn.execute(
-        "SELECT count(*) FROM tickets_tickets WHERE queue = 'Support' AND created_at >= ? AND id < ?",
-        (_at(ctx, hours=-3), results[0]["ticket_id"]),
+        "SELECT count(*) FROM tickets_tickets WHERE queue = ? AND created_at >= ? AND id < ?",
+        (front, _at(ctx, hours=-3), results[0]["ticket_id"]),
     ).fetchone()[0]
-    assert early == 0, "a demo ticket falls in the task's time window"
+    assert early == 0, "a seed ticket falls in the task's time window"
     ids = [r["ticket_id"] for r in results]
     checks = []
     for tid, (queue, _), op in zip(ids, plan, operations, strict=True):
@@ -115,25 +157,25 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
             queue,
             f"#{tid} ({title}) ends in {queue}",
         )
-        checks.append(check if queue != "Support" else _guard(check))
+        checks.append(check if queue != front else _guard(check))
     solution: list[dict[str, Any]] = [
         {
             "tool": "tickets_search_tickets",
-            "arguments": {"queue": "Support", "status": "open", "sort": "newest", "limit": 20},
+            "arguments": {"queue": front, "status": "open", "sort": "newest", "limit": 20},
             "id": "new",
         }
     ]
     solution += [
         {"tool": "tickets_update_ticket", "arguments": {"ticket_id": tid, "queue": queue}}
         for tid, (queue, _) in zip(ids, plan, strict=True)
-        if queue != "Support"
+        if queue != front
     ]
     return ctx.task(
         capability_id="triage_routing",
         services=services,
         operations=operations,
-        title="Route this morning's new Support tickets by a stated rule",
-        turns=[{"user": ctx.choice(ROUTING_REQUESTS), "checks": checks, "solution": solution}],
+        title=f"Route this morning's new {front} tickets by a stated rule",
+        turns=[{"user": request or ctx.choice(ROUTING_REQUESTS), "checks": checks, "solution": solution}],
     )
 
 
