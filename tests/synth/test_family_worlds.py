@@ -16,6 +16,7 @@ WORLD_FAMILIES = [
     "tickets_bulk_close_resolved",
     "tickets_route_by_rule",
     "ticket_status_report",
+    "tickets_invalid_transition",
 ]
 """The families that take their queues, people and topics from the world (the others assume
 the demo company's names and run on it only)."""

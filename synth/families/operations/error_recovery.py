@@ -10,7 +10,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import _at, _field, _guard, _invoice, _max_id, _op, _order, _plant, _states
+from ._shared import _at, _field, _guard, _max_id, _op, _plant, _states, _ticket_values
 
 # -- tickets_invalid_transition ------------------------------------------------------------------
 
@@ -35,6 +35,13 @@ CLOSINGS = [
         "P-{n4}",
     ),
 ]
+#: In other worlds: why a ticket is done, with the reference the note must carry.
+WORLD_REASONS = [
+    ("the requester confirmed it is settled, reference {key}", "REF-{n4}"),
+    ("it was settled under case {key}", "CASE-{n5}"),
+    ("follow-up {key} confirmed that it is done", "FU-{n4}"),
+    ("the requester's written confirmation {key} is on file", "CONF-{n4}"),
+]
 INVALID_REQUESTS = [
     "Please close {tickets}. Leave an internal note on each saying why it is done.",
     "These can be closed now: {tickets}. Add an internal note to each with the reason.",
@@ -50,14 +57,29 @@ def _closing_key(ctx: FamilyContext, pattern: str) -> str:
     )
 
 
+def _closings(ctx: FamilyContext) -> list[tuple[str, str, str]]:
+    """(title, reason, key pattern) of tickets to close: the demo's, or in another world the
+    topics of the queues customers file into, each with a reason any field gives."""
+    if ctx.on_demo:
+        return CLOSINGS
+    topics = [t.title for q in ctx.the_world.queues if q.requested_by == "customers" for t in q.topics]
+    return [(title, *WORLD_REASONS[i % len(WORLD_REASONS)]) for i, title in enumerate(topics)]
+
+
+def _front(ctx: FamilyContext) -> str:
+    if ctx.on_demo:
+        return "Support"
+    return next(q.name for q in ctx.the_world.queues if q.requested_by == "customers")
+
+
 def _stuck_ticket(ctx: FamilyContext, title: str, customer: DemoPerson, status: str) -> dict:
-    values = {"order": _order(ctx), "invoice": _invoice(ctx)}
+    values = _ticket_values(ctx)
     created = -ctx.rng.uniform(3, 12)
     return _op(
         "tickets",
         "add_ticket",
         title=title.format(**values),
-        queue="Support",
+        queue=_front(ctx),
         requester=customer.email,
         assignee=ctx.user.email,
         status=status,
@@ -102,9 +124,10 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
     """The user asks to close tickets that are pending or in progress, which cannot be closed
     directly (rules.py: only open or resolved tickets close); the agent reads the error,
     resolves first, closes, and notes the reason. Items: tickets to close; distractors: the
-    same customers' other unfinished tickets, which keep their status."""
+    same customers' other unfinished tickets, which keep their status. Runs on every world."""
     services = ["tickets"]
-    picks = ctx.rng.sample(CLOSINGS, ctx.difficulty.items)
+    closings = _closings(ctx)
+    picks = ctx.rng.sample(closings, min(len(closings) - 1, ctx.difficulty.items))
     customers = [ctx.person(internal=False) for _ in picks]
     keys = [_closing_key(ctx, pattern) for *_, pattern in picks]
     reasons = [reason.format(key=key) for (_, reason, _), key in zip(picks, keys, strict=True)]
@@ -112,7 +135,7 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
         _stuck_ticket(ctx, title, c, ctx.choice(["pending", "in_progress"]))
         for (title, _, _), c in zip(picks, customers, strict=True)
     ]
-    rest = [t for t in CLOSINGS if t not in picks]
+    rest = [t for t in closings if t not in picks]
     for i in range(ctx.difficulty.distractors):
         status = ctx.choice(["pending", "in_progress", "open"])
         operations.append(_stuck_ticket(ctx, rest[i % len(rest)][0], customers[i % len(customers)], status))
