@@ -1,0 +1,270 @@
+"""A support agent's day (`support_day`): five turns from first thing to the end of the day.
+
+The user opens a ticket from a customer's mail and mentions a refund agreed on the phone;
+a colleague offers a time and the user books the call; the customer silently corrects the
+order number; the colleague cannot make it and the user moves the call to another day; the
+customer asks on the ticket for news, and the user has the agent answer with the refund
+given that morning and mail the colleague a summary naming the ticket and the new day.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from coworkenv.state import format_time
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ..coordination._shared import (
+    Json,
+    _check,
+    _day_text,
+    _first,
+    _mail_sent,
+    _max_id,
+    _meeting_days,
+    _next_day,
+    _states,
+    _step,
+    _workspace,
+)
+
+SERVICES = ["mail", "tickets", "calendar"]
+PROBLEMS = [
+    ("Order {order} arrived damaged", "two of the boxes in order {order} arrived crushed"),
+    ("Order {order} is incomplete", "order {order} came without the mounting kits we paid for"),
+    ("Wrong items in order {order}", "order {order} contains the wrong spare parts"),
+]
+MOMENTS = ["First thing this morning", "Mid-morning", "Back from lunch", "Mid-afternoon", "Before I log off"]
+
+
+def _field(check_id: str, description: str, table: str, where: Json, column: str, value: object) -> Json:
+    return _check(check_id, "field_equals", description, table=table, where=where, column=column, value=value)
+
+
+def _at(day: date, hour: int, zone: str) -> datetime:
+    return datetime.combine(day, time(hour), ZoneInfo(zone))
+
+
+def _mail(sender: str, minutes: int, announced: bool, **params: object) -> Json:
+    return {
+        "service": "mail",
+        "operation": "deliver_inbound",
+        "announced": announced,
+        "advance_minutes": minutes,
+        "params": {"from_addr": sender, **params},
+    }
+
+
+@family("support_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True)
+def support_day(ctx: FamilyContext) -> Task:
+    """Five turns over one day: a ticket from a customer's mail, a call booked on a colleague's
+    offer, a silent correction noted on the ticket, the call moved when the colleague changes
+    the plan, and an answer on the ticket with the refund from the first turn plus a summary
+    mail. Difficulty does not change it yet."""
+    user, customer = ctx.user, ctx.person(internal=False)
+    colleague = ctx.person(internal=True)
+    order, new_order = (f"NW-{n}" for n in ctx.rng.sample(range(10000, 99999), 2))
+    subject, problem = (s.format(order=order) for s in ctx.choice(PROBLEMS))
+    amount = ctx.choice([180, 240, 315, 420, 560, 675])
+    first_day, second_day = ctx.rng.sample(_meeting_days(ctx)[:6], 2)
+    hour = ctx.choice([10, 11, 14, 15])
+    booked, moved = _at(first_day, hour, user.time_zone), _at(second_day, hour, user.time_zone)
+    title = f"Call about {customer.company}'s order"
+
+    body = f"Hello,\n\n{problem}. Can you help us sort this out quickly?\n\nKind regards,\n{customer.name}"
+    sent = format_time(ctx.start - timedelta(minutes=40))
+    mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
+    ops = [{"service": "mail", "operation": "deliver_inbound", "params": mail}]
+    ws, results = _workspace(ctx, SERVICES, ops)
+    mail_id = results[0]["id"]
+    last_ticket, last_event = _max_id(ws, "tickets_tickets"), _max_id(ws, "calendar_events")
+    ticket = last_ticket + 1
+    new_ticket = {"id": {"gt": last_ticket}, "requester": customer.email}
+    new_event = {"id": {"gt": last_event}, "organizer_email": user.email, "status": "confirmed"}
+    cust, coll = _first(customer), _first(colleague)
+
+    turn1 = {
+        "user": f"{MOMENTS[0]}: {customer.name} from {customer.company} mailed us about an order. Open a "
+        "Support ticket for it with them as the requester. For later: on the phone I agreed a refund of "
+        f"EUR {amount} with them.",
+        "checks": [
+            _field(
+                "ticket-opened",
+                "One new Support ticket for the customer",
+                "tickets_tickets",
+                new_ticket,
+                "queue",
+                "Support",
+            ),
+            _states(
+                "ticket-names-order",
+                f"The new ticket names order {order}",
+                "tickets_tickets",
+                new_ticket,
+                ["title", "description"],
+                [{"text": order}],
+            ),
+        ],
+        "solution": [
+            _step("mail_search_messages", "m", sender=customer.email),
+            _step("mail_get_message", message_id={"$ref": "m.messages.0.id"}),
+            _step(
+                "tickets_create_ticket",
+                title=subject,
+                queue="Support",
+                description=problem[0].upper() + problem[1:] + ".",
+                requester=customer.email,
+            ),
+        ],
+    }
+    offer = f"Hi {_first(user)},\n\nhappy to join a call about {customer.company}'s order. "
+    offer += f"{_day_text(first_day)} at {hour}:00 your time works for me.\n\n{coll}"
+    turn2 = {
+        "user": f"{MOMENTS[1]}: {colleague.name} answered about joining a call on that order. Book a one-hour "
+        f"'{title}' with {coll} at the time {coll} offered.",
+        "events": [_mail(colleague.email, 90, True, subject=f"Re: {customer.company} order", body=offer)],
+        "checks": [
+            _field(
+                "call-booked",
+                "The call starts at the offered time",
+                "calendar_events",
+                new_event,
+                "start_utc",
+                format_time(booked),
+            ),
+            _check(
+                "colleague-invited",
+                "row_exists",
+                f"{colleague.name} is invited",
+                table="calendar_attendees",
+                where={"event_id": {"gt": last_event}, "email": colleague.email},
+            ),
+        ],
+        "solution": [
+            _step("mail_search_messages", "o", sender=colleague.email, unread=True),
+            _step("mail_get_message", message_id={"$ref": "o.messages.0.id"}),
+            _step(
+                "calendar_create_event",
+                title=title,
+                start=booked.isoformat(),
+                end=(booked + timedelta(hours=1)).isoformat(),
+                attendees=[colleague.email],
+            ),
+        ],
+    }
+    correction = (
+        f"Hello,\n\nsorry, I gave you the wrong number: the order is {new_order}, not {order}.\n\n{cust}"
+    )
+    turn3 = {
+        "user": f"{MOMENTS[2]}. Did {cust} write again? Keep the ticket you opened this morning up to date "
+        "with an internal note.",
+        "events": [_mail(customer.email, 150, False, in_reply_to=mail_id, body=correction)],
+        "checks": [
+            _states(
+                "correction-noted",
+                f"A note on the ticket gives the corrected order {new_order}",
+                "tickets_comments",
+                {"ticket_id": ticket, "visibility": "internal"},
+                ["body"],
+                [{"text": new_order}],
+            ),
+        ],
+        "solution": [
+            _step("mail_search_messages", "c", sender=customer.email, unread=True),
+            _step("mail_get_message", message_id={"$ref": "c.messages.0.id"}),
+            _step("tickets_search_tickets", "t", requester=customer.email, sort="newest"),
+            _step(
+                "tickets_add_comment",
+                ticket_id={"$ref": "t.tickets.0.id"},
+                visibility="internal",
+                body=f"The customer corrected the order number: it is {new_order}, not {order}.",
+            ),
+        ],
+    }
+    change = f"Hi {_first(user)},\n\nsorry, {_day_text(first_day)} no longer works for me.\n\n{coll}"
+    turn4 = {
+        "user": f"{MOMENTS[3]}: {coll} can't make {first_day:%A} after all. Make the call you booked "
+        f"{_day_text(second_day)} instead, same time.",
+        "events": [_mail(colleague.email, 90, True, subject=f"Re: {title}", body=change)],
+        "checks": [
+            _field(
+                "call-moved",
+                "The call starts on the new day at the same time",
+                "calendar_events",
+                new_event,
+                "start_utc",
+                format_time(moved),
+            ),
+        ],
+        "solution": [
+            _step(
+                "calendar_list_events",
+                "ev",
+                start=first_day.isoformat(),
+                end=_next_day(first_day),
+                query=title,
+            ),
+            _step(
+                "calendar_update_event", event_id={"$ref": "ev.events.0.event_id"}, start=moved.isoformat()
+            ),
+        ],
+    }
+    nudge = {"ticket_id": ticket, "body": "Any news on this? We would like to know where we stand."}
+    summary = f"Hi {coll},\n\nsummary for {customer.company}: ticket #{ticket} is open (order {new_order}), "
+    summary += f"and our call is now on {_day_text(second_day)}.\n\n{_first(user)}"
+    turn5 = {
+        "user": f"{MOMENTS[4]}: {cust} asked on the ticket for news. Answer them on the ticket with the refund "
+        f"I told you about this morning, and mail {coll} a short summary with the ticket number and the day "
+        "of our call.",
+        "events": [
+            {
+                "service": "tickets",
+                "operation": "customer_comment",
+                "announced": True,
+                "advance_minutes": 120,
+                "params": nudge,
+            }
+        ],
+        "checks": [
+            _states(
+                "refund-answered",
+                f"A public answer on the ticket gives the refund of EUR {amount}",
+                "tickets_comments",
+                {"ticket_id": ticket, "visibility": "public", "author": user.email},
+                ["body"],
+                [{"number": amount}],
+            ),
+            _mail_sent(
+                "summary-mailed",
+                f"{colleague.name} gets the ticket number and the new day",
+                [colleague.email],
+                [{"ticket": ticket}, {"date": second_day.isoformat()}],
+                absent=[{"date": first_day.isoformat()}],
+            ),
+        ],
+        "solution": [
+            _step("tickets_list_comments", ticket_id=ticket),
+            _step(
+                "tickets_add_comment",
+                ticket_id=ticket,
+                visibility="public",
+                body=f"Hello {cust}, we are refunding EUR {amount} for this order; you will see it shortly.",
+            ),
+            _step(
+                "mail_send_message",
+                to=[colleague.email],
+                subject=f"{customer.company}: summary",
+                body=summary,
+            ),
+        ],
+    }
+    return ctx.task(
+        capability_id="state_change_adaptation",
+        services=SERVICES,
+        operations=ops,
+        title=f"A day with {cust}'s order: ticket, call, correction, new day, refund",
+        extra_capabilities=["cross_service_handoff", "scheduling_constraints"],
+        turns=[turn1, turn2, turn3, turn4, turn5],
+    )
