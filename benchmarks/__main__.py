@@ -1,9 +1,10 @@
 """Run every benchmark: `python -m benchmarks` (or `make bench`); `python -m benchmarks state`
-runs one group (state, tools, memory, validation, scale, rollout, synth, worlds)."""
+runs one group (state, tools, memory, episodes, validation, scale, rollout, synth, worlds)."""
 
 import sys
 
-from . import (
+from benchmarks import (
+    bench_episodes,
     bench_memory,
     bench_rollout,
     bench_scale,
@@ -18,6 +19,7 @@ GROUPS = {
     "state": bench_state.run,
     "tools": bench_tools.run,
     "memory": bench_memory.run,
+    "episodes": bench_episodes.run,
     "validation": bench_validation.run,
     "scale": bench_scale.run,
     "rollout": bench_rollout.run,

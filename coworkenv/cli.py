@@ -768,7 +768,10 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
     "--max-rounds", type=click.IntRange(1), default=3, show_default=True, help="Correction rounds per slot."
 )
 @click.option(
-    "--concurrency", type=click.IntRange(1), default=1, show_default=True, help="Slots worked on at once."
+    "--concurrency",
+    type=click.IntRange(1),
+    default=None,
+    help="Slots worked on at once; above 1, validation runs in worker processes (default: one per core).",
 )
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the task plan and the families."
@@ -811,7 +814,7 @@ def synth(
     base_url: str | None,
     api_key_env: str,
     max_rounds: int,
-    concurrency: int,
+    concurrency: int | None,
     seed: int,
     judge_model: str | None,
     judge_base_url: str | None,

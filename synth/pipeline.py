@@ -8,8 +8,9 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
    nearly duplicate a kept task; after it, an optional LLM judge and a probe agent;
 3. a failing draft's report, every problem found, goes back to the generator for the next
    round. An endpoint that keeps failing spends no round: the slot stops, and a rerun fills it.
-With `concurrency` above 1, validation runs in worker processes (it is CPU-bound), so
-slots are validated on several cores at once.
+Validation is CPU-bound, so by default it runs in one worker process per core
+(`concurrency` None: `os.cpu_count()` slots at once); each worker keeps its own seed cache, so
+a seed is built once per worker. With `concurrency=1` everything runs in this process.
 Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
 line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped. Task files are written
 atomically; a resume removes what an older crash may have left (a partly written task file,
@@ -297,7 +298,7 @@ async def synthesize(
     out_dir: str | Path,
     capabilities: list[str] | None = None,
     max_rounds: int = 3,
-    concurrency: int = 1,
+    concurrency: int | None = None,
     seed: int = 0,
     judge: LLMJudge | None = None,
     probe: Probe | None = None,
@@ -305,7 +306,9 @@ async def synthesize(
 ) -> SynthState:
     """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable.
     An endpoint that keeps failing spends no round: the slot stops unfinished and a rerun
-    fills it."""
+    fills it. `concurrency` slots are worked on at once (default: one per core); above 1,
+    validation runs in worker processes."""
+    workers = concurrency if concurrency is not None else os.cpu_count() or 1
     out = Path(out_dir)
     (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
     lost = repair_tasks(out)
@@ -314,9 +317,34 @@ async def synthesize(
     state = SynthState(slots=count, done=len(finished))
     kept = kept_tasks(out)
     cache = SeedCache()
-    limiter = anyio.CapacityLimiter(max(1, concurrency))
+    limiter = anyio.CapacityLimiter(max(1, workers))
+    # Slots run at once, but a validated task is kept only after every earlier slot is
+    # finished, and checked for duplicates again then, so workers keep what one process keeps.
+    finished_slots = {r.slot: anyio.Event() for r in requests}
+
+    async def keep_in_order(request: DraftRequest, record: DraftRecord, task: Task) -> Task | None:
+        for slot, event in finished_slots.items():
+            if slot < request.slot:
+                await event.wait()
+        duplicate = find_duplicate(task, kept)
+        if duplicate is None:
+            return task
+        record.passed = record.passed[: record.passed.index("unique")]
+        record.failed_stage, record.kill_rate = "unique", None
+        record.kill_rates, record.acceptance_rates = {}, {}
+        record.reason = (
+            f"unique: a near-duplicate of kept task {duplicate.id!r}: change the scenario, people and values"
+        )
+        record.problems = [record.reason]
+        return None
 
     async def fill(request: DraftRequest) -> None:
+        try:
+            await fill_slot(request)
+        finally:
+            finished_slots[request.slot].set()
+
+    async def fill_slot(request: DraftRequest) -> None:
         async with limiter:
             previous: str | None = None
             report: str | None = None
@@ -326,8 +354,10 @@ async def synthesize(
                 try:
                     text = await generator.draft(request, previous, report, round_, kept)
                     record, task = await evaluate_draft(
-                        text, request, kept, cache, in_worker=concurrency > 1, judge=judge, probe=probe
+                        text, request, kept, cache, in_worker=workers > 1, judge=judge, probe=probe
                     )
+                    if task is not None and workers > 1:
+                        task = await keep_in_order(request, record, task)
                     previous, report = text, "\n".join(f"- {p}" for p in record.problems)
                 except GenerationError as exc:
                     record = DraftRecord(

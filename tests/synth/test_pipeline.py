@@ -20,7 +20,11 @@ def test_slots_cycle_through_capabilities_and_difficulties() -> None:
 
 async def test_worker_processes_keep_exactly_the_tasks_a_single_process_keeps(tmp_path: Path) -> None:
     single = await synthesize(
-        ProceduralGenerator(), count=3, out_dir=tmp_path / "one", capabilities=["triage_routing"]
+        ProceduralGenerator(),
+        count=3,
+        out_dir=tmp_path / "one",
+        capabilities=["triage_routing"],
+        concurrency=1,
     )
     workers = await synthesize(
         ProceduralGenerator(),
