@@ -71,7 +71,7 @@ def support_day(ctx: FamilyContext) -> Task:
     first_day, second_day = ctx.rng.sample(_meeting_days(ctx)[:6], 2)
     hour = ctx.choice([10, 11, 14, 15])
     booked, moved = _at(first_day, hour, user.time_zone), _at(second_day, hour, user.time_zone)
-    title = f"Call about {customer.company}'s order"
+    title = f"Call about the {customer.company} order"
 
     body = f"Hello,\n\n{problem}. Can you help us sort this out quickly?\n\nKind regards,\n{customer.name}"
     sent = format_time(ctx.start - timedelta(minutes=40))
@@ -119,7 +119,7 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
         ],
     }
-    offer = f"Hi {_first(user)},\n\nhappy to join a call about {customer.company}'s order. "
+    offer = f"Hi {_first(user)},\n\nhappy to join a call about the {customer.company} order. "
     offer += f"{_day_text(first_day)} at {hour}:00 your time works for me.\n\n{coll}"
     turn2 = {
         "user": f"{MOMENTS[1]}: {colleague.name} answered about joining a call on that order. Book a one-hour "
