@@ -1,10 +1,12 @@
 """The procedural pipeline: kept tasks, provenance, the funnel, and validation in worker processes."""
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from coworkenv.synth.funnel import build_funnel, render_funnel_html
-from coworkenv.synth.generators import ProceduralGenerator
+from coworkenv.synth.generators import DraftRequest, ProceduralGenerator
 from coworkenv.synth.pipeline import kept_tasks, plan_requests, read_drafts, synthesize
+from coworkenv.task import Task
 
 
 def test_slots_cycle_through_capabilities_and_difficulties() -> None:
@@ -46,6 +48,59 @@ async def test_worker_processes_keep_exactly_the_tasks_a_single_process_keeps(tm
     assert funnel.diversity.coverage["triage_routing"]["tickets"] == 2
     page = render_funnel_html(funnel)
     assert '<section id="funnel">' in page and "http" not in page
+
+
+class SameDraftTwice:
+    """Drafts slot 0's procedural task for every slot: the second is a near-duplicate."""
+
+    name, model = "procedural", None
+
+    def __init__(self) -> None:
+        self.procedural = ProceduralGenerator()
+
+    async def draft(
+        self,
+        request: DraftRequest,
+        previous: str | None,
+        report: str | None,
+        round: int,
+        kept: Sequence[Task] = (),
+    ) -> str:
+        return await self.procedural.draft(
+            request.model_copy(update={"slot": 0, "variant": 0, "difficulty": 0}), None, None, 0
+        )
+
+
+async def test_worker_processes_reject_a_near_duplicate_of_an_earlier_slot_as_one_process_does(
+    tmp_path: Path,
+) -> None:
+    outcomes = []
+    for concurrency in (1, 2):
+        out = tmp_path / str(concurrency)
+        state = await synthesize(
+            SameDraftTwice(),
+            count=2,
+            out_dir=out,
+            capabilities=["triage_routing"],
+            max_rounds=1,
+            concurrency=concurrency,
+        )
+        records = sorted(read_drafts(out), key=lambda r: r.slot)
+        outcomes.append(
+            (
+                state.kept,
+                state.rejected,
+                [(r.slot, r.kept, r.failed_stage, r.passed[-1]) for r in records],
+                [t.id for t in kept_tasks(out)],
+            )
+        )
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[1][:3] == (
+        1,
+        1,
+        [(0, True, None, "right_variants_pass"), (1, False, "unique", "consistent")],
+    )
+    assert records[1].reason.startswith(f"unique: a near-duplicate of kept task {outcomes[1][3][0]!r}")
 
 
 async def test_an_unknown_capability_is_refused(tmp_path: Path) -> None:
