@@ -76,9 +76,19 @@ def test_deterministic_and_seed_dependent() -> None:
     assert build_task("support_day", 3).turns != build_task("support_day", 4).turns
 
 
+def test_distractors_are_older_tickets_of_the_same_customer() -> None:
+    for level, n in ((0, 1), (1, 3), (2, 6)):
+        task = build_task("support_day", 0, Difficulty.level(level))
+        older = [op.params for op in task.seed.operations if op.operation == "add_ticket"]
+        (mail,) = [op.params for op in task.seed.operations if op.operation == "deliver_inbound"]
+        assert len(older) == n
+        assert {t["requester"] for t in older} == {mail["from_addr"]}
+        assert all(t["created_at"] < task.clock_start.isoformat() for t in older)
+
+
 @pytest.mark.parametrize("seed", range(6))
 async def test_meets_the_validation_contract(seed: int, cache: SeedCache) -> None:
-    report = await validate_task(build_task("support_day", seed, Difficulty.level(1)), cache=cache)
+    report = await validate_task(build_task("support_day", seed, Difficulty.level(seed % 3)), cache=cache)
     assert report.ok, report.summary()
     assert set(report.kill_rates().values()) == {1.0}, report.kill_rates()
     assert report.variants and set(report.acceptance_rates().values()) == {1.0}, report.acceptance_rates()
@@ -213,3 +223,16 @@ async def test_times_in_another_zone_and_a_reply_in_the_thread_pass(cache: SeedC
     reply = {"tool": "mail_reply", "arguments": {"message_id": {"$ref": "f.messages.0.id"}, "body": body}}
     record = await play(task, cache, turn1=book, turn3=move, turn4=[*answer[:-1], find, reply])
     assert verdict(record) == (True, 1.0, 1.0, set())
+
+
+async def test_a_note_on_an_older_ticket_of_the_customer_fails(cache: SeedCache) -> None:
+    task = build_task("support_day", 1, Difficulty.level(1))
+    ticket = task.turns[4].solution[0].arguments["ticket_id"]
+    note = steps(task, 2)
+    note[-1]["arguments"]["ticket_id"] = {"$ref": "t.tickets.1.id"}  # the newest older ticket
+    record = await play(task, cache, turn2=note)
+    assert verdict(record) == (False, 0.0, 7 / 8, {"correction-noted", "correction-noted@end"})
+    assert record.verdict is not None
+    (finding,) = record.verdict.collateral  # the note lands on the first planted older ticket
+    assert finding.startswith("tickets_comments: added {id=") and f", ticket_id={ticket - 3}," in finding
+    assert finding.endswith("(not asked for)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import format_time
 from coworkenv.task import Task
 
@@ -57,12 +58,29 @@ def _mail(sender: str, minutes: int, announced: bool, **params: object) -> Json:
     }
 
 
+def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
+    """The customer's older tickets about other orders: "the ticket you opened this morning"
+    is not one of them, and they stay untouched."""
+    ops = []
+    for i in range(ctx.difficulty.distractors):
+        title = ctx.choice(PROBLEMS)[0].format(order=f"NW-{ctx.rng.randint(10000, 99999)}")
+        params = {
+            "title": title,
+            "queue": "Support",
+            "requester": customer.email,
+            "status": ctx.choice(["open", "in_progress", "resolved"]),
+            "created_at": format_time(ctx.start - timedelta(days=2 + 3 * i)),
+        }
+        ops.append({"service": "tickets", "operation": "add_ticket", "params": params})
+    return ops
+
+
 @family("support_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True)
 def support_day(ctx: FamilyContext) -> Task:
     """Five turns over one day: a ticket from a customer's mail, a call booked on a colleague's
     offer, a silent correction noted on the ticket, the call moved when the colleague changes
     the plan, and an answer on the ticket with the refund from the first turn plus a summary
-    mail. Difficulty does not change it yet."""
+    mail. More distractors: older tickets of the same customer, which stay untouched."""
     user, customer = ctx.user, ctx.person(internal=False)
     colleague = ctx.person(internal=True)
     order, new_order = (f"NW-{n}" for n in ctx.rng.sample(range(10000, 99999), 2))
@@ -76,7 +94,10 @@ def support_day(ctx: FamilyContext) -> Task:
     body = f"Hello,\n\n{problem}. Can you help us sort this out quickly?\n\nKind regards,\n{customer.name}"
     sent = format_time(ctx.start - timedelta(minutes=40))
     mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
-    ops = [{"service": "mail", "operation": "deliver_inbound", "params": mail}]
+    ops = [
+        {"service": "mail", "operation": "deliver_inbound", "params": mail},
+        *_older_tickets(ctx, customer),
+    ]
     ws, results = _workspace(ctx, SERVICES, ops)
     mail_id = results[0]["id"]
     last_ticket, last_event = _max_id(ws, "tickets_tickets"), _max_id(ws, "calendar_events")
