@@ -33,3 +33,11 @@ def test_every_option_of_every_command_has_help_text() -> None:
 
 def test_every_command_has_a_docstring() -> None:
     assert [name for name, command in walk(cli) if not (command.help or "").strip()] == []
+
+
+def test_importing_the_main_module_does_not_run_the_cli() -> None:
+    # Worker processes re-import the main module under another name; the CLI must not start there.
+    import runpy
+
+    namespace = runpy.run_module("coworkenv.__main__", run_name="__mp_main__")
+    assert callable(namespace["main"])
