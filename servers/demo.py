@@ -170,4 +170,5 @@ def build_world_workspace(
             if name in services:
                 module = importlib.import_module(f"{__package__}.{name}.demo")
                 module.populate(ws, world, random.Random(f"{world.seed}:{name}"))
+    ws.mark_base()  # forks diff and hash against the rendered world, reading only what they change
     return ws

@@ -30,6 +30,8 @@ LINEAGE = ""
 """The `workspace_base` row whose digest names the base state itself."""
 
 MODULUS = 2**256
+REHASH_ABOVE = 256
+"""Touched rows of a table beyond which its hash is computed from scratch."""
 
 TRACKING_SQL = f"""
 CREATE TABLE {CHANGES_TABLE} (tbl TEXT NOT NULL, rid INTEGER NOT NULL, base TEXT, PRIMARY KEY (tbl, rid))
@@ -159,6 +161,9 @@ def table_digests(conn: sqlite3.Connection) -> dict[str, tuple[str, int]]:
         if table not in base:
             continue
         cols, value = out[table]
+        if len(rows) > REHASH_ABOVE:  # most of the table is new: reading it once is cheaper
+            out[table] = (cols, table_digest(conn, table, json.loads(cols)))
+            continue
         names = json.loads(cols)
         now = current_rows(conn, table, rows, names)
         for rid, before in rows.items():
