@@ -236,3 +236,68 @@ async def test_a_note_on_an_older_ticket_of_the_customer_fails(cache: SeedCache)
     (finding,) = record.verdict.collateral  # the note lands on the first planted older ticket
     assert finding.startswith("tickets_comments: added {id=") and f", ticket_id={ticket - 3}," in finding
     assert finding.endswith("(not asked for)")
+
+
+# -- meeting_day ---------------------------------------------------------------------------------
+
+
+def test_meeting_day_is_four_turns_with_a_silent_decline_of_the_agents_invite() -> None:
+    fam = FAMILIES["meeting_day"]
+    assert (fam.capability, list(fam.services), fam.multi_turn) == (
+        "state_change_adaptation",
+        ["calendar", "mail"],
+        True,
+    )
+    task = build_task("meeting_day", 0)
+    assert [[c.id for c in turn.checks] for turn in task.turns] == [
+        ["meeting-booked", "invited-0", "invited-1"],
+        ["stand-in-invited"],
+        ["agenda-0", "agenda-1"],
+        ["meeting-pushed", "new-time-0", "new-time-1", "copied"],
+    ]
+    (decline,) = task.turns[1].events
+    created = task.turns[0].solution[-1].arguments
+    assert (decline.operation, decline.announced, decline.params["response"]) == (
+        "respond_as_attendee",
+        False,
+        "declined",
+    )
+    assert decline.params["email"] == created["attendees"][1]
+    assert task.seed.operations == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_meeting_day_meets_the_validation_contract(seed: int, cache: SeedCache) -> None:
+    report = await validate_task(build_task("meeting_day", seed, Difficulty.level(seed % 3)), cache=cache)
+    assert report.ok, report.summary()
+    assert set(report.kill_rates().values()) == {1.0}, report.kill_rates()
+    assert report.variants and set(report.acceptance_rates().values()) == {1.0}, report.acceptance_rates()
+
+
+async def test_meeting_day_missing_the_decline_or_the_copy_fails(cache: SeedCache) -> None:
+    task = build_task("meeting_day", 1)
+    record = await play(task, cache, turn1=steps(task, 1)[:2])
+    assert verdict(record) == (False, 0.0, 9 / 10, {"stand-in-invited", "stand-in-invited@end"})
+    uncopied = steps(task, 3)
+    del uncopied[-1]["arguments"]["cc"]
+    # The last turn has no re-asserted guard, so only its own goal is lost.
+    assert verdict(await play(task, cache, turn3=uncopied)) == (False, 0.9, 9 / 10, {"copied"})
+    no_budget = steps(task, 3)
+    body = no_budget[-1]["arguments"]["body"]
+    no_budget[-1]["arguments"]["body"] = body.split(" Budget")[0]
+    assert verdict(await play(task, cache, turn3=no_budget)) == (False, 0.9, 9 / 10, {"copied"})
+
+
+async def test_meeting_day_undoing_the_stand_in_fails_and_keeping_the_decliner_invited_passes(
+    cache: SeedCache,
+) -> None:
+    task = build_task("meeting_day", 2)
+    stand_in = task.turns[1].solution[-1].arguments["add_attendees"][0]
+    decliner = task.turns[1].events[0].params["email"]
+    event = task.turns[3].solution[2].arguments["event_id"]
+    undo = {"tool": "calendar_update_event", "arguments": {"event_id": event, "remove_attendees": [stand_in]}}
+    record = await play(task, cache, turn3=[*steps(task, 3), undo])
+    assert verdict(record) == (False, 0.0, 1.0, {"stand-in-invited@end"})
+    keep = steps(task, 1)
+    assert keep[-1]["arguments"].pop("remove_attendees") == [decliner]
+    assert verdict(await play(task, cache, turn1=keep)) == (True, 1.0, 1.0, set())

@@ -3,4 +3,4 @@ replies arrive, plans change and later requests lean on earlier results and fact
 Importing this package registers them all.
 """
 
-from . import support_day  # noqa: F401
+from . import meeting_day, support_day  # noqa: F401

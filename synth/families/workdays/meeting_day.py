@@ -1,0 +1,236 @@
+"""A day around one meeting (`meeting_day`): four turns from booking to the last change.
+
+The user books a meeting with two colleagues; one of them silently declines and the user
+asks whether everyone is still coming, with a stand-in named for anyone who is not; the user
+has the agenda mailed with a budget figure; then a colleague asks to push the meeting back an
+hour, and the user has it moved and the new time sent to everyone, a colleague from another
+team copied after all, with the budget figure from the earlier turn.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+from coworkenv.state import format_time
+from coworkenv.task import Task
+
+from ...family import FamilyContext, family
+from ..coordination._shared import (
+    Json,
+    _check,
+    _day_text,
+    _first,
+    _mail_sent,
+    _max_id,
+    _meeting_days,
+    _next_day,
+    _pick_group,
+    _retry,
+    _step,
+    _time,
+    _workspace,
+)
+
+SERVICES = ["calendar", "mail"]
+TITLES = ["Q2 planning session", "Support tooling review", "Partner onboarding plan", "Budget check-in"]
+TOPICS = ["the new escalation rota", "the renewal of the ticketing licence", "the training plan for March"]
+
+
+def _plan(ctx: FamilyContext) -> Json | None:
+    """A day, three colleagues whose hours overlap the user's, and a one-hour start inside
+    the overlap with room to push it back an hour."""
+    day = ctx.choice(_meeting_days(ctx)[:5])
+    picked = _pick_group(ctx, day, 3, 180)
+    if picked is None:
+        return None
+    group, (lo, hi) = picked
+    starts = [lo + timedelta(hours=h) for h in range(8) if lo + timedelta(hours=h + 2) <= hi]
+    starts = [s for s in starts if s.minute == 0]
+    if not starts:
+        return None
+    return {"day": day, "group": group, "start": ctx.choice(starts)}
+
+
+def _field(check_id: str, description: str, where: Json, value: str) -> Json:
+    return _check(
+        check_id,
+        "field_equals",
+        description,
+        table="calendar_events",
+        where=where,
+        column="start_utc",
+        value=value,
+    )
+
+
+@family("meeting_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True)
+def meeting_day(ctx: FamilyContext) -> Task:
+    """Four turns over one day: book a meeting; notice a silent decline and invite the stand-in;
+    mail the agenda with a budget figure; move the meeting an hour later on a colleague's ask
+    and send the new time to everyone, copying a colleague of another team, with the figure
+    from the earlier turn. Difficulty does not change it yet."""
+    plan = _retry(_plan, ctx, "meeting day")
+    user, (first, decliner, stand_in) = ctx.user, plan["group"]
+    day, start = plan["day"], plan["start"]
+    pushed = start + timedelta(hours=1)
+    taken = {user.email, first.email, decliner.email, stand_in.email}
+    copied = ctx.choice(
+        [p for p in ctx.people() if p.email not in taken and p.team != user.team]
+        or [p for p in ctx.people() if p.email not in taken]
+    )
+    title, topic = ctx.choice(TITLES), ctx.choice(TOPICS)
+    budget = ctx.choice([12500, 18400, 23750, 31200])
+    ws, _ = _workspace(ctx, SERVICES, [])
+    last_event = _max_id(ws, "calendar_events")
+    event_id = last_event + 1
+    new_event = {"id": {"gt": last_event}, "organizer_email": user.email, "status": "confirmed"}
+    local = start.astimezone(ZoneInfo(user.time_zone))
+
+    turn1 = {
+        "user": f"First thing: please book a one-hour '{title}' on {_day_text(day)} at {local:%H:%M} my time "
+        f"with {first.name} ({first.email}) and {decliner.name} ({decliner.email}).",
+        "checks": [
+            _field("meeting-booked", "The meeting starts at the asked time", new_event, format_time(start)),
+            *[
+                _check(
+                    f"invited-{i}",
+                    "row_exists",
+                    f"{p.name} is invited",
+                    table="calendar_attendees",
+                    where={"event_id": {"gt": last_event}, "email": p.email},
+                )
+                for i, p in enumerate([first, decliner])
+            ],
+        ],
+        "solution": [
+            _step("calendar_list_events", start=day.isoformat(), end=_next_day(day)),
+            _step(
+                "calendar_create_event",
+                title=title,
+                start=start.isoformat(),
+                end=(start + timedelta(hours=1)).isoformat(),
+                attendees=[first.email, decliner.email],
+                time_zone=user.time_zone,
+            ),
+        ],
+    }
+    decline = {"event_id": event_id, "email": decliner.email, "response": "declined"}
+    turn2 = {
+        "user": f"Mid-morning: is everyone still coming to the '{title}'? If someone declined, invite "
+        f"{stand_in.name} ({stand_in.email}) in their place.",
+        "events": [
+            {
+                "service": "calendar",
+                "operation": "respond_as_attendee",
+                "announced": False,
+                "advance_minutes": 100,
+                "params": decline,
+            }
+        ],
+        "checks": [
+            _check(
+                "stand-in-invited",
+                "row_exists",
+                f"{stand_in.name} is invited",
+                table="calendar_attendees",
+                where={"event_id": {"gt": last_event}, "email": stand_in.email},
+            ),
+        ],
+        "solution": [
+            _step("calendar_list_events", "ev", start=day.isoformat(), end=_next_day(day), query=title),
+            _step("calendar_get_event", event_id={"$ref": "ev.events.0.event_id"}),
+            _step(
+                "calendar_update_event",
+                event_id={"$ref": "ev.events.0.event_id"},
+                add_attendees=[stand_in.email],
+                remove_attendees=[decliner.email],
+            ),
+        ],
+    }
+    agenda = f"Hi both,\n\nfor the {title}: we will go through {topic}; the budget we have is EUR {budget:,}."
+    agenda += f"\n\n{_first(user)}"
+    turn3 = {
+        "user": f"After lunch: mail {_first(first)} and {_first(stand_in)} the agenda for the meeting: "
+        f"{topic}, and the budget we have for it, EUR {budget:,}.",
+        "checks": [
+            _mail_sent(
+                f"agenda-{i}",
+                f"{p.name} gets the topic and the budget",
+                [p.email],
+                [{"text": topic.removeprefix("the ")}, {"number": budget}],
+            )
+            for i, p in enumerate([first, stand_in])
+        ],
+        "solution": [
+            _step("mail_send_message", to=[first.email, stand_in.email], subject=title, body=agenda)
+        ],
+    }
+    ask = f"Hi {_first(user)},\n\ncould we push the {title} back by an hour?\n\n{_first(first)}"
+    new_local = pushed.astimezone(ZoneInfo(user.time_zone))
+    note = f"Hi all,\n\nthe {title} now starts at {new_local:%H:%M} ({user.time_zone}). "
+    note += f"Budget for it: EUR {budget:,}.\n\n{_first(user)}"
+    people = [first, stand_in]
+    turn4 = {
+        "user": f"Late afternoon: {_first(first)} asked to push the meeting back an hour. Do that and tell "
+        f"everyone the new time; copy {copied.name} ({copied.email}) after all, with the budget figure I gave "
+        "you.",
+        "events": [
+            {
+                "service": "mail",
+                "operation": "deliver_inbound",
+                "announced": True,
+                "advance_minutes": 180,
+                "params": {"from_addr": first.email, "subject": f"Re: {title}", "body": ask},
+            }
+        ],
+        "checks": [
+            _field("meeting-pushed", "The meeting starts an hour later", new_event, format_time(pushed)),
+            *[
+                _mail_sent(
+                    f"new-time-{i}",
+                    f"{p.name} gets the new time",
+                    [p.email],
+                    [_time(pushed, user.time_zone, p.time_zone)],
+                )
+                for i, p in enumerate(people)
+            ],
+            _mail_sent(
+                "copied",
+                f"{copied.name} gets the new time and the budget",
+                [copied.email],
+                [_time(pushed, user.time_zone, copied.time_zone), {"number": budget}],
+            ),
+        ],
+        "solution": [
+            _step("mail_search_messages", "a", sender=first.email, unread=True),
+            _step("mail_get_message", message_id={"$ref": "a.messages.0.id"}),
+            _step("calendar_update_event", event_id=event_id, start=pushed.isoformat()),
+            _step(
+                "mail_send_message",
+                to=[p.email for p in people],
+                cc=[copied.email],
+                subject=f"New time: {title}",
+                body=note,
+            ),
+        ],
+    }
+    return ctx.task(
+        capability_id="state_change_adaptation",
+        services=SERVICES,
+        operations=[],
+        title=f"A day around the '{title}': book, replace a decline, agenda, push back",
+        extra_capabilities=["scheduling_constraints"],
+        turns=[turn1, turn2, turn3, turn4],
+        # Leaving the colleague who declined on the invite is as right as taking them off (the
+        # reference does): their row then stays at the end.
+        guards={
+            "allow": [
+                {
+                    "table": "calendar_attendees",
+                    "where": {"event_id": event_id, "email": decliner.email},
+                    "added": True,
+                }
+            ]
+        },
+    )
