@@ -263,6 +263,14 @@ def test_meeting_day_is_four_turns_with_a_silent_decline_of_the_agents_invite() 
         "declined",
     )
     assert decline.params["email"] == created["attendees"][1]
+    (accept,) = task.turns[2].events
+    stand_in = task.turns[1].solution[-1].arguments["add_attendees"]
+    assert (accept.operation, accept.params["email"], accept.params["response"]) == (
+        "respond_as_attendee",
+        stand_in[0],
+        "accepted",
+    )
+    assert [e.advance_minutes for turn in task.turns for e in turn.events] == [100, 150, 180]
     assert task.seed.operations == []
 
 

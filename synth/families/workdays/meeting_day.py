@@ -1,8 +1,9 @@
 """A day around one meeting (`meeting_day`): four turns from booking to the last change.
 
 The user books a meeting with two colleagues; one of them silently declines and the user
-asks whether everyone is still coming, with a stand-in named for anyone who is not; the user
-has the agenda mailed with a budget figure; then a colleague asks to push the meeting back an
+asks whether everyone is still coming, with a stand-in named for anyone who is not; after
+the stand-in accepts (a change that asks for nothing), the user has the agenda mailed with a
+budget figure; then a colleague asks to push the meeting back an
 hour, and the user has it moved and the new time sent to everyone, a colleague from another
 team copied after all, with the budget figure from the earlier turn.
 """
@@ -153,6 +154,16 @@ def meeting_day(ctx: FamilyContext) -> Task:
     turn3 = {
         "user": f"After lunch: mail {_first(first)} and {_first(stand_in)} the agenda for the meeting: "
         f"{topic}, and the budget we have for it, EUR {budget:,}.",
+        # Over lunch the stand-in accepts: a change that asks for nothing.
+        "events": [
+            {
+                "service": "calendar",
+                "operation": "respond_as_attendee",
+                "announced": False,
+                "advance_minutes": 150,
+                "params": {"event_id": event_id, "email": stand_in.email, "response": "accepted"},
+            }
+        ],
         "checks": [
             _mail_sent(
                 f"agenda-{i}",
