@@ -225,6 +225,9 @@ class World(_Model):
     """Which team does what: `finance`, `sales`, `tech`, `desk` (the user's) and `leadership`."""
     vocabulary: Vocabulary
     house_rules: list[str] = Field(default_factory=list)
+    culture: Literal["formal", "neutral", "casual"] = "neutral"
+    """How people write to each other: requests in a formal world are polite and complete, in
+    a casual one short and chatty (`coworkenv.synth.phrasing` picks registers by it)."""
 
     @field_validator("headquarters_time_zone")
     @classmethod

@@ -212,21 +212,30 @@ class Family:
     services: tuple[str, ...]
     multi_turn: bool
     build: Callable[[FamilyContext], Task]
+    worlds: bool = False
+    """Whether the family takes its names from `ctx.world` and so runs on every world (else it
+    assumes the demo company's names and synthesis keeps it on the demo company)."""
 
 
 FAMILIES: dict[str, Family] = {}
 
 
 def family(
-    name: str, *, capability_id: str, services: Sequence[str], multi_turn: bool = False
+    name: str,
+    *,
+    capability_id: str,
+    services: Sequence[str],
+    multi_turn: bool = False,
+    worlds: bool = False,
 ) -> Callable[[Callable[[FamilyContext], Task]], Callable[[FamilyContext], Task]]:
-    """Register a family under `name` for a capability of the taxonomy."""
+    """Register a family under `name` for a capability of the taxonomy; `worlds=True` when it
+    runs on every world (see `Family.worlds`)."""
     capability(capability_id)  # unknown capabilities fail at import time
 
     def register(build: Callable[[FamilyContext], Task]) -> Callable[[FamilyContext], Task]:
         if name in FAMILIES:
             raise ValueError(f"family {name!r} is registered twice")
-        FAMILIES[name] = Family(name, capability_id, tuple(services), multi_turn, build)
+        FAMILIES[name] = Family(name, capability_id, tuple(services), multi_turn, build, worlds)
         return build
 
     return register

@@ -294,6 +294,7 @@ def generate_world(profile: Profile, size: int | None = None, seed: int = 0) -> 
             "roles": {"leadership": profile.leadership.name, "desk": profile.user_team, **profile.roles},
             "vocabulary": _vocabulary(profile, org),
             "house_rules": list(profile.house_rules),
+            "culture": profile.culture,
         }
     )
 

@@ -65,3 +65,5 @@ class Profile:
     hours: tuple[int, int] = (9, 17)
     goals: tuple[str, ...] = ()
     call_kinds: tuple[str, ...] = ("quarterly review", "status call", "planning session")
+    culture: str = "neutral"
+    """"formal", "neutral" or "casual": how requests are worded (see `World.culture`)."""

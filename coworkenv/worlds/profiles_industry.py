@@ -143,6 +143,7 @@ PROFILES = [
     ),
     Profile(
         key="construction",
+        culture="casual",
         industry="construction contractor",
         size=55,
         currency="CAD",
@@ -760,6 +761,7 @@ PROFILES = [
     ),
     Profile(
         key="energy_utility",
+        culture="formal",
         industry="energy utility",
         size=150,
         currency="EUR",
@@ -1010,6 +1012,7 @@ PROFILES = [
     ),
     Profile(
         key="restaurant_group",
+        culture="casual",
         industry="restaurant group",
         size=40,
         currency="USD",
@@ -1125,6 +1128,7 @@ PROFILES = [
     ),
     Profile(
         key="ecommerce",
+        culture="casual",
         industry="online marketplace",
         size=110,
         currency="SGD",

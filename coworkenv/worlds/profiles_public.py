@@ -8,6 +8,7 @@ from .profile import Profile
 PROFILES = [
     Profile(
         key="hospital_admin",
+        culture="formal",
         industry="hospital administration",
         size=60,
         currency="GBP",
@@ -274,6 +275,7 @@ PROFILES = [
     ),
     Profile(
         key="city_council",
+        culture="formal",
         industry="city council office",
         size=45,
         currency="USD",
@@ -396,6 +398,7 @@ PROFILES = [
     ),
     Profile(
         key="school_district",
+        culture="formal",
         industry="school district office",
         size=40,
         currency="USD",
@@ -525,6 +528,7 @@ PROFILES = [
     ),
     Profile(
         key="nonprofit",
+        culture="casual",
         industry="international nonprofit",
         size=30,
         currency="USD",
@@ -1126,6 +1130,7 @@ PROFILES = [
     ),
     Profile(
         key="housing_association",
+        culture="formal",
         industry="housing association",
         size=50,
         currency="GBP",

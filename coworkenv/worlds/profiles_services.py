@@ -8,6 +8,7 @@ from .profile import Profile
 PROFILES = [
     Profile(
         key="law_firm",
+        culture="formal",
         industry="law firm",
         size=40,
         currency="GBP",
@@ -145,6 +146,7 @@ PROFILES = [
     ),
     Profile(
         key="accounting_firm",
+        culture="formal",
         industry="accounting firm",
         size=30,
         currency="EUR",
@@ -265,6 +267,7 @@ PROFILES = [
     ),
     Profile(
         key="marketing_agency",
+        culture="casual",
         industry="marketing agency",
         size=35,
         currency="USD",
@@ -390,6 +393,7 @@ PROFILES = [
     ),
     Profile(
         key="consulting",
+        culture="formal",
         industry="management consultancy",
         size=60,
         currency="EUR",
@@ -522,6 +526,7 @@ PROFILES = [
     ),
     Profile(
         key="architecture_studio",
+        culture="casual",
         industry="architecture studio",
         size=20,
         currency="DKK",
@@ -642,6 +647,7 @@ PROFILES = [
     ),
     Profile(
         key="recruitment_agency",
+        culture="casual",
         industry="recruitment agency",
         size=25,
         currency="AUD",
@@ -765,6 +771,7 @@ PROFILES = [
     ),
     Profile(
         key="insurance_claims",
+        culture="formal",
         industry="insurance claims office",
         size=50,
         currency="CAD",
@@ -891,6 +898,7 @@ PROFILES = [
     ),
     Profile(
         key="bank_operations",
+        culture="formal",
         industry="bank operations team",
         size=80,
         currency="GBP",
@@ -1144,6 +1152,7 @@ PROFILES = [
     ),
     Profile(
         key="software_support",
+        culture="casual",
         industry="software vendor support desk",
         size=70,
         currency="USD",

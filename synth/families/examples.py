@@ -88,7 +88,7 @@ def _world_scene(ctx: FamilyContext, customer: Any) -> _Scene:
     )
 
 
-@family("tickets_escalate", capability_id="triage_routing", services=["tickets", "directory"])
+@family("tickets_escalate", capability_id="triage_routing", services=["tickets", "directory"], worlds=True)
 def tickets_escalate(ctx: FamilyContext) -> Task:
     """A customer reports an urgent problem in a new ticket; the agent makes it urgent, moves
     it to the queue that takes escalations (Engineering in the demo company) and assigns it to

@@ -170,7 +170,7 @@ def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: i
     )
 
 
-@family("ticket_status_report", capability_id="find_and_report", services=["tickets", "mail"])
+@family("ticket_status_report", capability_id="find_and_report", services=["tickets", "mail"], worlds=True)
 def ticket_status_report(ctx: FamilyContext) -> Task:
     """A manager asks by mail how many open tickets a customer (or a new queue) has and which
     is the oldest; the agent replies with the count and the ticket number. Distractors: the

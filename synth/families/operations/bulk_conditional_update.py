@@ -79,7 +79,9 @@ def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago:
     )
 
 
-@family("tickets_bulk_close_resolved", capability_id="bulk_conditional_update", services=["tickets"])
+@family(
+    "tickets_bulk_close_resolved", capability_id="bulk_conditional_update", services=["tickets"], worlds=True
+)
 def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
     """Close every resolved ticket in one queue whose last update is older than N days (by the
     workspace clock). Distractors: recently updated resolved tickets in that queue, old resolved

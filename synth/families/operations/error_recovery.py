@@ -119,7 +119,7 @@ def _closing_checks(tid: int, key: str, first_comment: int) -> list[dict[str, An
     ]
 
 
-@family("tickets_invalid_transition", capability_id="error_recovery", services=["tickets"])
+@family("tickets_invalid_transition", capability_id="error_recovery", services=["tickets"], worlds=True)
 def tickets_invalid_transition(ctx: FamilyContext) -> Task:
     """The user asks to close tickets that are pending or in progress, which cannot be closed
     directly (rules.py: only open or resolved tickets close); the agent reads the error,

@@ -116,7 +116,7 @@ def _world_rule(
     return front.name, routed, stays, request
 
 
-@family("tickets_route_by_rule", capability_id="triage_routing", services=["tickets"])
+@family("tickets_route_by_rule", capability_id="triage_routing", services=["tickets"], worlds=True)
 def tickets_route_by_rule(ctx: FamilyContext) -> Task:
     """New tickets land in Support; the user states a routing rule (billing to Billing, login and
     VPN to IT, bugs to Engineering) and the agent moves each ticket to its queue. Distractors are
