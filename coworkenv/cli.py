@@ -242,6 +242,57 @@ def world_write(spec: str, path: Path, overwrite: bool) -> None:
     click.echo(f"wrote world {built.key} (hash {built.content_hash[:12]}) to {path}")
 
 
+@world_group.command("propose")
+@click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--industry", required=True, help='What the organization does, e.g. "veterinary clinic group".')
+@click.option("--size", type=click.IntRange(8, 300), default=12, show_default=True, help="Colleagues.")
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the rendered data."
+)
+@click.option("--model", required=True, help="Model that proposes the world.")
+@click.option("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option(
+    "--api-key-env",
+    default="OPENAI_API_KEY",
+    show_default=True,
+    help="Environment variable with the API key.",
+)
+@click.option("--rounds", type=click.IntRange(1), default=3, show_default=True, help="Answers to fix it in.")
+@click.option("--overwrite", is_flag=True, help="Replace PATH if it exists.")
+def world_propose(
+    path: Path,
+    industry: str,
+    size: int,
+    seed: int,
+    model: str,
+    base_url: str | None,
+    api_key_env: str,
+    rounds: int,
+    overwrite: bool,
+) -> None:
+    """Ask a model for a world of INDUSTRY, validate it (and render every service's seed data
+    from it), send the problems back until it is valid, and write it to PATH."""
+    from coworkenv.rollout.openai_client import EndpointFailed, EndpointUnavailable, make_client
+    from coworkenv.world import save_world
+    from coworkenv.worlds.propose import WorldProposalFailed, propose_world
+
+    if path.exists() and not overwrite:
+        raise click.UsageError(f"{path} already exists; pass --overwrite to replace it")
+    try:
+        client = make_client(base_url, api_key_env=api_key_env)
+        proposal = anyio.run(
+            lambda: propose_world(client, model, industry=industry, size=size, seed=seed, rounds=rounds)
+        )
+    except (EndpointUnavailable, EndpointFailed, WorldProposalFailed) as exc:
+        raise click.ClickException(str(exc)) from exc
+    save_world(proposal.world, path)
+    built = proposal.world
+    click.echo(
+        f"wrote {built.name} ({built.industry}, {len(built.staff)} colleagues, hash "
+        f"{built.content_hash[:12]}) to {path}, valid after {proposal.rounds} round(s)"
+    )
+
+
 @cli.command("save-demo")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the demo workspace.")

@@ -57,6 +57,22 @@ class _WorldParams(_Model):
     profile: str = Field(min_length=1)
     size: int | None = Field(default=None, ge=8, le=300, strict=True)
     seed: int = Field(default=0, ge=0, le=2**32, strict=True)
+    world: dict[str, Any] | None = None
+    """The whole world inline, for one no profile rebuilds (a proposed or edited world)."""
+
+    @model_validator(mode="after")
+    def _inline_world_matches(self) -> _WorldParams:
+        if self.world is None:
+            return self
+        from .world import World
+
+        built = World.model_validate(self.world)
+        if (built.profile, built.seed, len(built.staff)) != (self.profile, self.seed, self.size):
+            raise ValueError(
+                "profile, size and seed must be the inline world's: "
+                f"{built.profile!r}, {len(built.staff)} and {built.seed}"
+            )
+        return self
 
 
 class ProceduralSeed(_Model):
@@ -64,7 +80,8 @@ class ProceduralSeed(_Model):
 
     `demo` takes one parameter, `seed` (a whole number, default 0); `empty` takes none;
     `world` names the task's world: `{"profile": "law_firm", "size": 40, "seed": 3}` (size
-    8 to 300, default the profile's; see docs/worlds.md).
+    8 to 300, default the profile's; see docs/worlds.md), or carries a world no profile
+    rebuilds inline, with its profile, size and seed: `{..., "world": {...}}`.
     """
 
     name: Literal["demo", "empty", "world"] = "empty"
@@ -128,13 +145,41 @@ class SolutionStep(_Model):
     expect_error: bool = False
 
 
+class Clarification(_Model):
+    """The turn's request is ambiguous on purpose: an agent should ask before acting on it.
+
+    An agent that ends its turn with a question (a message with a `?` and no tool call) gets
+    `answer` as the user's next message, within the same turn. The reference solution runs
+    its first `after` steps (reads), asks `question`, then runs the rest. `guess` is what an
+    agent that does not ask does instead of the steps after the question: validation plays
+    it and it must fail.
+    """
+
+    question: str = Field(min_length=1, description="What the reference solution asks (it contains a '?')")
+    answer: str = Field(min_length=1, description="The scripted user's answer to a clarifying question")
+    after: int = Field(default=0, ge=0, description="Reference-solution steps run before asking")
+    guess: list[SolutionStep] = Field(
+        min_length=1, description="The steps of an agent that guesses instead of asking; they must fail"
+    )
+
+    @field_validator("question")
+    @classmethod
+    def _is_a_question(cls, question: str) -> str:
+        if "?" not in question:
+            raise ValueError(f"a clarifying question contains a '?'; got {question!r}")
+        return question
+
+
 class Turn(_Model):
-    """Events, then the user's message, then the agent acts; checks run at the end of the turn."""
+    """Events, then the user's message, then the agent acts; checks run at the end of the turn.
+
+    A turn with a `clarification` is ambiguous on purpose (see `Clarification`)."""
 
     user: str = Field(min_length=1)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     solution: list[SolutionStep] = Field(default_factory=list)
+    clarification: Clarification | None = None
 
 
 class AgentContext(_Model):
@@ -221,6 +266,9 @@ class Task(_Model):
     def content_hash(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys), provenance excluded."""
         data = self.model_dump(mode="json", exclude={"provenance"})
+        for turn in data["turns"]:  # a turn without a clarification hashes as it did before the field
+            if turn.get("clarification") is None:
+                turn.pop("clarification", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
     @property
@@ -280,6 +328,7 @@ def _describe(error: Any) -> str:
 
 __all__ = [
     "AgentContext",
+    "Clarification",
     "Event",
     "Limits",
     "Persona",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 
 from coworkenv.servers import create_workspace, get_service
@@ -10,6 +11,7 @@ from coworkenv.state import Snapshot, Workspace, format_time
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint
+from coworkenv.world import parse_world
 
 
 class SeedError(ValueError):
@@ -25,7 +27,12 @@ def seed_workspace(task: Task) -> Workspace:
             snapshot = _demo_snapshot(int(proc.params.get("seed", 0)), services)
         else:
             params = proc.params
-            snapshot = _world_snapshot(params["profile"], params.get("size"), params.get("seed", 0), services)
+            if params.get("world") is not None:
+                snapshot = _inline_world_snapshot(json.dumps(params["world"], sort_keys=True), services)
+            else:
+                snapshot = _world_snapshot(
+                    params["profile"], params.get("size"), params.get("seed", 0), services
+                )
         ws = snapshot.fork()
         # The seed sets the scene: task id, user and start time are the task's.
         ws.set_meta("task_id", task.id)
@@ -71,6 +78,14 @@ def _world_snapshot(profile: str, size: int | None, seed: int, services: tuple[s
     except ValueError as exc:
         raise SeedError(f"seed.procedural: {exc}") from exc
     return build_world_workspace(built, services).snapshot()
+
+
+@lru_cache(maxsize=8)
+def _inline_world_snapshot(world_json: str, services: tuple[str, ...]) -> Snapshot:
+    """The seed workspace of a world a task carries inline (see `ProceduralSeed`)."""
+    return build_world_workspace(
+        parse_world(world_json, source="seed.procedural.params.world"), services
+    ).snapshot()
 
 
 class SeedCache:

@@ -29,6 +29,7 @@ from coworkenv.servers.demo import (
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.task import Task
 from coworkenv.world import World
+from coworkenv.worlds import PROFILES
 
 from .capabilities import capability
 
@@ -188,16 +189,18 @@ class FamilyContext:
         if self.on_demo:
             return f"{self.family}-{self.seed}"
         world = self.the_world
+        if world.profile not in PROFILES:  # proposed worlds share a profile name: tell them apart
+            return f"{self.family}-{world.profile}-{world.content_hash[:8]}-{self.seed}"
         return f"{self.family}-{world.profile}-{len(world.staff)}-{world.seed}-{self.seed}"
 
     def _procedural_seed(self) -> dict[str, Any]:
         if self.on_demo:
             return {"name": "demo", "params": {"seed": self.demo_seed}}
         world = self.the_world
-        return {
-            "name": "world",
-            "params": {"profile": world.profile, "size": len(world.staff), "seed": world.seed},
-        }
+        params: dict[str, Any] = {"profile": world.profile, "size": len(world.staff), "seed": world.seed}
+        if world.profile not in PROFILES:  # a proposed or edited world: the task carries it
+            params["world"] = world.model_dump(mode="json")
+        return {"name": "world", "params": params}
 
 
 @lru_cache(maxsize=DEMO_SEEDS)
