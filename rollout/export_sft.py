@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .record import EpisodeRecord
+from .tokens import estimate_tokens
 from .tool_schemas import tools_for_services
 
 SFT_FILE = "sft.jsonl"
@@ -362,7 +363,7 @@ def token_summary(
     """Tokens per row (median and max of the whole row, its tools block and its assistant
     side) and how many rows exceed each of `CONTEXT_SIZES`; `method` says how tokens were
     counted. Counted on the row's JSON text, an upper bound of what a chat template renders."""
-    count = count_tokens or (lambda text: (len(text) + 3) // 4)
+    count = count_tokens or estimate_tokens
     totals, tools, answers = [], [], []
     for row in rows:
         totals.append(count(json.dumps(row, ensure_ascii=False)))

@@ -15,6 +15,7 @@ from rich.text import Text
 from .record import EpisodeRecord
 from .records_io import latest_records
 from .scores import MULTI_TURN, SINGLE_TURN, BreakdownRow, PolicySummary, scored, summarize
+from .tokens import CONTEXT, ESTIMATE
 
 TURN_KINDS = (SINGLE_TURN, MULTI_TURN)
 
@@ -94,7 +95,12 @@ def print_report(report: Report, console: Console, *, tasks: bool = True) -> Non
     number of trials fits), robustness, then breakdowns by capability, by service, single-
     vs multi-turn, by turn index, and (unless `tasks` is false) per task. Each table is a
     few narrow columns, so at 100 columns no header is cut."""
-    for table in (_policies_table(report), _pass_k_table(report), _robustness_table(report)):
+    for table in (
+        _policies_table(report),
+        _pass_k_table(report),
+        _robustness_table(report),
+        _tokens_table(report),
+    ):
         console.print(table)
     for title, column, field in BREAKDOWNS:
         console.print(_breakdown_table(report, title, column, field))
@@ -157,6 +163,48 @@ def _robustness_table(report: Report) -> Table:
     return table
 
 
+TOKEN_HEADERS = [
+    "policy",
+    "median total",
+    "max total",
+    f"over {CONTEXT // 1024}k",
+    "median tools",
+    "median tool results",
+]
+
+
+def token_rows(report: Report) -> list[list[str]]:
+    """One row per policy with token figures (see `rollout.tokens`): median and largest total
+    per episode, episodes over the context, median tools block and tool results."""
+    rows = []
+    for s in report.policies.values():
+        if s.tokens is None:
+            continue
+        t = s.tokens
+        rows.append(
+            [
+                s.policy,
+                f"{t.median['total']:.0f}",
+                str(t.max["total"]),
+                str(t.over_context),
+                f"{t.median['tools']:.0f}",
+                f"{t.median['tool_results']:.0f}",
+            ]
+        )
+    return rows
+
+
+def token_method(report: Report) -> str:
+    return next((s.tokens.method for s in report.policies.values() if s.tokens is not None), ESTIMATE)
+
+
+def _tokens_table(report: Report) -> Table:
+    table = _table(f"Tokens per episode ({token_method(report)})", TOKEN_HEADERS)
+    for row in token_rows(report):
+        table.add_row(Text(row[0]), *row[1:])
+    return table
+
+
 #: (title, first column, the PolicySummary field with the rows), for the terminal and the HTML page.
 BREAKDOWNS = [
     ("By capability", "capability", "by_capability"),
@@ -193,6 +241,7 @@ def _sort_key(key: str) -> tuple[int, str]:
 
 __all__ = [
     "BREAKDOWNS",
+    "TOKEN_HEADERS",
     "Report",
     "TaskRow",
     "breakdown_rows",
@@ -201,4 +250,6 @@ __all__ = [
     "print_report",
     "report_json",
     "terminal_console",
+    "token_method",
+    "token_rows",
 ]

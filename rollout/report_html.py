@@ -8,7 +8,17 @@ from html import escape
 from pathlib import Path
 
 from .record import EpisodeRecord
-from .report import BREAKDOWNS, Report, breakdown_rows, build_report, fmt, report_json
+from .report import (
+    BREAKDOWNS,
+    TOKEN_HEADERS,
+    Report,
+    breakdown_rows,
+    build_report,
+    fmt,
+    report_json,
+    token_method,
+    token_rows,
+)
 
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b", "#9d755d"]
 
@@ -167,6 +177,8 @@ def _overview_table(report: Report) -> str:
             _table(
                 ["policy", "injected faults", "robustness", "success w/ faults"], robustness, numeric_from=1
             ),
+            f"<h3>Tokens per episode ({escape(token_method(report))})</h3>",
+            _table(TOKEN_HEADERS, [[escape(c) for c in row] for row in token_rows(report)], numeric_from=1),
         ]
     )
 

@@ -16,6 +16,7 @@ from coworkenv.servers.faults import INJECTED_PREFIX
 from coworkenv.state import AuditEntry
 
 from .record import EpisodeRecord
+from .tokens import TokenStats, token_stats
 
 SCORE_BINS = 10
 SINGLE_TURN = "single-turn"
@@ -101,6 +102,7 @@ class PolicySummary(BaseModel):
     by_turn_index: list[BreakdownRow] = Field(
         description="Per turn index, the turn verdicts of the episodes that reached it"
     )
+    tokens: TokenStats | None = Field(default=None, description="Tokens per episode (see rollout.tokens)")
 
     def pass_at(self, k: int) -> PassK | None:
         return next((p for p in self.pass_k if p.k == k), None)
@@ -208,6 +210,7 @@ def _summarize_policy(policy: str, records: list[EpisodeRecord], ks: list[int] |
             )
             for i in sorted(turn_scores)
         ],
+        tokens=token_stats(episodes),
     )
 
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from coworkenv.checks import WHERE_OPERATORS
+from coworkenv.rollout.tokens import estimate_tokens
 from coworkenv.servers import SERVICE_NAMES, get_service
 from coworkenv.servers.demo import build_world_workspace
 from coworkenv.state import Workspace
@@ -38,8 +39,6 @@ EXAMPLE_HEADING = "## An example task that passed validation\n"
 PEOPLE_SHOWN = 30
 #: Seeds of each world a slot's world is drawn from.
 WORLD_SEEDS = 4
-#: Characters per token, the usual rule of thumb for English and JSON with common tokenizers.
-CHARS_PER_TOKEN = 4
 
 #: Who the user is in a slot: one is drawn per slot so requests do not all sound alike.
 PERSONAS = (
@@ -49,11 +48,6 @@ PERSONAS = (
     "a manager delegating: states the outcome wanted, not the steps",
     "writing from a phone: lower case, few words, one typo at most",
 )
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens a text costs, estimated from its length (see CHARS_PER_TOKEN)."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 # -- the schema, once --------------------------------------------------------------------------

@@ -207,6 +207,7 @@ def test_html_overview_is_narrow_tables_that_scroll_within_the_column() -> None:
         ["policy", "episodes", "errors", "tasks", "avg score", "success", "unsafe"],
         ["policy", "k", "tasks", "pass@k", "pass^k"],
         ["policy", "injected faults", "robustness", "success w/ faults"],
+        ["policy", "median total", "max total", "over 32k", "median tools", "median tool results"],
     ]
     assert page.count('<div class="table"><table>') == page.count("<table>")
     assert ".table { max-width: 100%; overflow-x: auto; }" in page

@@ -1,5 +1,6 @@
 """Scores over hand-made episode records: estimators, summaries, breakdowns, robustness."""
 
+import json
 from fractions import Fraction
 from math import comb
 
@@ -16,6 +17,8 @@ from coworkenv.rollout.scores import (
     score_histogram,
     summarize,
 )
+from coworkenv.rollout.tokens import PARTS, TokenStats, token_counter
+from coworkenv.rollout.tool_schemas import tools_for_services
 from coworkenv.state import AuditEntry
 from coworkenv.verifiers import CheckResult, SafetyViolation, TurnVerdict, Verdict
 
@@ -277,6 +280,10 @@ def test_fault_recoveries_follow_seq_order_not_list_order() -> None:
 
 def test_a_small_policy_summary_is_exactly_the_hand_computed_one() -> None:
     beta = summarize(make_records()).policies["beta"]
+    count = token_counter()[0]
+    tickets, mail = (
+        count(json.dumps(tools_for_services([s]), separators=(",", ":"))) for s in ("tickets", "mail")
+    )
     assert beta == PolicySummary(
         policy="beta",
         episodes=3,
@@ -306,6 +313,13 @@ def test_a_small_policy_summary_is_exactly_the_hand_computed_one() -> None:
         by_turns=[BreakdownRow(key="single-turn", episodes=3, average_score=0.5, success_rate=1 / 3)],
         # the unsafe episode's turn keeps its own score: the safety gate is on the episode
         by_turn_index=[BreakdownRow(key="0", episodes=3, average_score=2 / 3, success_rate=1 / 3)],
+        # no messages: each episode costs its tools block, two on tickets, one on mail
+        tokens=TokenStats(
+            method=token_counter()[1],
+            median={**dict.fromkeys(PARTS, 0.0), "tools": float(tickets), "total": float(tickets)},
+            max={**dict.fromkeys(PARTS, 0), "tools": mail, "total": mail},
+            over_context=0,
+        ),
     )
 
 
