@@ -208,6 +208,8 @@ class Provenance(_Model):
     rounds: int = 0
     seed: int | None = None
     family: str | None = None
+    paraphrased_by: str | None = None
+    """The model that reworded the user messages, if one did (see `synth.paraphrase`)."""
 
 
 class Task(_Model):

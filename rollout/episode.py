@@ -9,6 +9,13 @@ events and returns its user message (or `None` after the last turn); `verdict()`
 the episode with the task's guards; `record()` is the `EpisodeRecord` that `rollout`,
 `report` and `export` read.
 
+Clarification: when the agent ends its turn with a question (a message with a `?` and no
+tool call), `respond()` (and `reply()`, which calls it) gives the scripted user's answer as
+the next user message within the same turn: the turn's `clarification.answer` for the first
+question of an ambiguous turn, `NOTHING_TO_ADD` otherwise. Questions are counted in the
+record's `agent_stats` (`clarifying_questions`, `needless_questions`); asking earns nothing
+by itself, only the checks make the score.
+
 Every method has an async twin with an `a` prefix (`areset`, `acall`, ...). The sync
 methods run the async ones on one background event loop shared by all episodes of the
 process, so they work from plain code, threads and notebooks alike.
@@ -16,7 +23,7 @@ process, so they work from plain code, threads and notebooks alike.
     ep = Episode(task)
     start = ep.reset()
     ep.call("tickets_search_tickets", {"query": "login"})
-    ep.reply("Done.")
+    answer = ep.reply("Done.")  # a reply with a question may get the user's answer
     while ep.next_turn() is not None: ...
     print(ep.verdict().score)
 """
@@ -49,9 +56,38 @@ from .seeding import SeedCache
 from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome
 from .tool_schemas import openai_tool
 
-__all__ = ["Episode", "EpisodeError", "Start", "apply_event", "system_prompt"]
+__all__ = [
+    "MAX_ANSWERS_PER_TURN",
+    "NOTHING_TO_ADD",
+    "Episode",
+    "EpisodeError",
+    "Start",
+    "apply_event",
+    "asks_question",
+    "system_prompt",
+]
 
 T = TypeVar("T")
+
+#: The scripted user's answer to a question on a turn whose request was not ambiguous.
+NOTHING_TO_ADD = "I have nothing to add: everything you need is in my message. Please go ahead."
+#: Scripted answers per turn at most, so an agent that keeps asking still ends its turn.
+MAX_ANSWERS_PER_TURN = 3
+
+
+def asks_question(messages: list[dict[str, Any]]) -> bool:
+    """Whether the conversation's last message is the agent ending its turn with a question:
+    an assistant message with a `?` in its text and no tool call."""
+    if not messages:
+        return False
+    last = messages[-1]
+    content = last.get("content")
+    return (
+        last.get("role") == "assistant"
+        and not last.get("tool_calls")
+        and isinstance(content, str)
+        and "?" in content
+    )
 
 
 class EpisodeError(RuntimeError):
@@ -126,6 +162,8 @@ class Episode:
         self._initial: Workspace | None = None
         self._workspace: Workspace | None = None
         self._turn: int | None = None
+        self._answers = 0  # scripted answers given in the turn in play
+        self._clarified = False  # whether the turn's clarification was answered
         self._verdict: Verdict | None = None
         self._verdict_done = False
         self.status: Status = "completed"
@@ -232,9 +270,36 @@ class Episode:
         session.record_tool_result(call_id, outcome)
         return outcome
 
-    def reply(self, content: str) -> None:
-        """The agent's message to the user (what it says when it has finished acting)."""
+    def reply(self, content: str) -> str | None:
+        """The agent's message to the user (what it says when it has finished acting, or a
+        question). Returns the user's answer within the turn when the message asks a question
+        (see `respond`), else None: then the turn is the agent's to end (`next_turn`)."""
         self._active().record_assistant(content)
+        return self.respond()
+
+    def respond(self, *, needless: bool = True) -> str | None:
+        """The scripted user's answer when the agent's last message ends its turn with a
+        question, appended as a user message within the turn; None when it does not ask, or
+        after `MAX_ANSWERS_PER_TURN` answers in the turn. The first question of a turn with a
+        `clarification` gets its answer; any other question gets `NOTHING_TO_ADD` (with
+        `needless=False`, None instead: a simulated user answers those)."""
+        session = self._active()
+        if not asks_question(session.messages) or self._answers >= MAX_ANSWERS_PER_TURN:
+            return None
+        assert self._turn is not None
+        clarification = self.task.turns[self._turn].clarification
+        if clarification is not None and not self._clarified:
+            self._clarified = True
+            session.count("clarifying_questions")
+            answer = clarification.answer
+        elif needless:
+            session.count("needless_questions")
+            answer = NOTHING_TO_ADD
+        else:
+            return None
+        self._answers += 1
+        self.user_says(answer)
+        return answer
 
     def user_says(self, content: str) -> None:
         """A simulated user's answer within the turn (it does not start a new turn)."""
@@ -410,6 +475,8 @@ class Episode:
         session.begin_turn(turn.user, self.limits.max_tool_calls_per_turn)
         self._seq = ws.audit.last_seq()
         self._turn = i
+        self._answers = 0
+        self._clarified = False
 
     async def _judge_current(self) -> None:
         i, ws, task = self._turn, self.workspace, self.task

@@ -8,7 +8,9 @@ What real models do, and what happens:
   after `max_retries` the turn raises `EndpointError`, the episode is marked `error`
   (not a task failure) and a resumed run tries it again;
 - a turn ends when the model answers without tool calls, or after `max_steps_per_turn`
-  model calls (the episode is then `truncated`);
+  model calls (the episode is then `truncated`); when that answer is a question, the runner
+  gives the user's answer (an ambiguous turn's scripted answer, or that there is nothing to
+  add) and the turn goes on with the model's next request;
 - long contexts: when the transcript exceeds `max_context_chars`, the oldest tool results
   (outside the last `keep_recent` messages) are replaced by a short placeholder, oldest
   first, until it fits; system and user messages are never cut. The record keeps the full

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from coworkenv.servers.faults import INJECTED_PREFIX
@@ -37,25 +40,88 @@ class NoopPolicy:
         session.record_assistant("I will not take any action.")
 
 
+@dataclass
+class _Progress:
+    """Where a scripted policy is in one episode: the results of steps with an id, the turn
+    in play, how many of its steps ran, whether it asked, and the turn's random stream."""
+
+    results: dict[str, Any] = field(default_factory=dict)
+    turn: int = -1
+    done: int = 0
+    asked: bool = False
+    rng: random.Random | None = None
+
+
 class OraclePolicy:
-    """Runs the turn's reference-solution steps through the same MCP tools the agent sees."""
+    """Runs the turn's reference-solution steps through the same MCP tools the agent sees. On
+    an ambiguous turn it runs the steps before the question, asks the turn's clarifying
+    question and ends its message there; called again on the same turn (the user answered),
+    it runs the rest."""
 
     name = "oracle"
     actor = "oracle"
 
     def __init__(self) -> None:
-        self.results: dict[str, Any] = {}
+        self._progress: weakref.WeakKeyDictionary[AgentSession, _Progress] = weakref.WeakKeyDictionary()
+        self._last: _Progress | None = None
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """The results of the last episode's steps with an id (for inspection)."""
+        return self._last.results if self._last is not None else {}
+
+    def progress(self, session: AgentSession, turn_index: int) -> _Progress:
+        """The policy's progress in the session's episode, moved to `turn_index` if it is new."""
+        progress = self._progress.get(session)
+        if progress is None:
+            progress = self._progress[session] = _Progress()
+        if progress.turn != turn_index:
+            progress.turn, progress.done, progress.asked, progress.rng = turn_index, 0, False, None
+        self._last = progress
+        return progress
 
     async def run_turn(self, session: AgentSession, task: Task, turn_index: int) -> None:
-        if turn_index == 0:
-            self.results = {}
-        for j, step in enumerate(task.turns[turn_index].solution):
-            await self.run_step(session, step, f"turns[{turn_index}].solution[{j}]")
+        progress = self.progress(session, turn_index)
+        turn = task.turns[turn_index]
+        clarification = turn.clarification
+        stop = len(turn.solution)
+        if clarification is not None and not progress.asked:
+            stop = min(clarification.after, stop)
+        while progress.done < stop:
+            j = progress.done
+            progress.done += 1
+            await self.play_step(
+                session, task, turn.solution[j], f"turns[{turn_index}].solution[{j}]", progress
+            )
+        if clarification is not None and not progress.asked:
+            progress.asked = True
+            if await self.asks(session, task, turn_index, progress):
+                session.record_assistant(clarification.question)
+                return
+            # not asking: the guess replaces the steps after the question
+            for k, step in enumerate(clarification.guess):
+                await self.play_step(
+                    session, task, step, f"turns[{turn_index}].clarification.guess[{k}]", progress
+                )
+            progress.done = len(turn.solution)
         session.record_assistant("Done.")
 
-    async def run_step(self, session: AgentSession, step: SolutionStep, where: str) -> None:
+    async def asks(self, session: AgentSession, task: Task, turn_index: int, progress: _Progress) -> bool:
+        """Whether the policy asks the turn's clarifying question (the oracle always does)."""
+        return True
+
+    async def play_step(
+        self, session: AgentSession, task: Task, step: SolutionStep, where: str, progress: _Progress
+    ) -> None:
+        """Play one step (the oracle plays it as written)."""
+        await self.run_step(session, step, where, progress.results)
+
+    async def run_step(
+        self, session: AgentSession, step: SolutionStep, where: str, results: dict[str, Any] | None = None
+    ) -> None:
+        results = self.results if results is None else results
         try:
-            arguments = resolve_refs(step.arguments, self.results)
+            arguments = resolve_refs(step.arguments, results)
         except (KeyError, IndexError, TypeError) as exc:
             raise PolicyError(f"{where} ({step.tool}): cannot resolve a $ref: {exc}") from exc
         try:
@@ -71,14 +137,15 @@ class OraclePolicy:
         if step.expect_error and not outcome.is_error:
             raise PolicyError(f"{where} ({step.tool}) was expected to fail but succeeded")
         if step.id:
-            self.results[step.id] = outcome.structured
+            results[step.id] = outcome.structured
 
 
 class NoisyPolicy(OraclePolicy):
     """The reference solution with mistakes: with probability `p` per step, the step is
-    dropped (half the time) or one of its arguments is altered (the other half). Seeded by
-    (seed, task, trial), so score distributions are reproducible without any model. Its
-    failed steps are recorded, not raised: a noisy agent just does worse."""
+    dropped (half the time) or one of its arguments is altered (the other half); on an
+    ambiguous turn, with probability `p / 2` it guesses instead of asking. Seeded by
+    (seed, task, trial, turn), so score distributions are reproducible without any model.
+    Its failed steps are recorded, not raised: a noisy agent just does worse."""
 
     actor = "agent"
 
@@ -88,23 +155,27 @@ class NoisyPolicy(OraclePolicy):
         self.seed = seed
         self.name = "noisy"
 
-    async def run_turn(self, session: AgentSession, task: Task, turn_index: int) -> None:
-        if turn_index == 0:
-            self.results = {}
-        rng = random.Random(f"{self.seed}:{task.id}:{session.trial}:{turn_index}")
-        for j, step in enumerate(task.turns[turn_index].solution):
-            roll = rng.random()
-            if roll < self.p / 2:
-                continue
-            if roll < self.p and step.arguments:
-                name = rng.choice(sorted(step.arguments))
-                altered = _alter(step.arguments[name], rng)
-                step = step.model_copy(update={"arguments": {**step.arguments, name: altered}})
-            try:
-                await self.run_step(session, step, f"turns[{turn_index}].solution[{j}]")
-            except PolicyError:
-                continue
-        session.record_assistant("Done.")
+    def _rng(self, session: AgentSession, task: Task, progress: _Progress) -> random.Random:
+        if progress.rng is None:
+            progress.rng = random.Random(f"{self.seed}:{task.id}:{session.trial}:{progress.turn}")
+        return progress.rng
+
+    async def asks(self, session: AgentSession, task: Task, turn_index: int, progress: _Progress) -> bool:
+        return self._rng(session, task, progress).random() >= self.p / 2
+
+    async def play_step(
+        self, session: AgentSession, task: Task, step: SolutionStep, where: str, progress: _Progress
+    ) -> None:
+        rng = self._rng(session, task, progress)
+        roll = rng.random()
+        if roll < self.p / 2:
+            return
+        if roll < self.p and step.arguments:
+            name = rng.choice(sorted(step.arguments))
+            altered = _alter(step.arguments[name], rng)
+            step = step.model_copy(update={"arguments": {**step.arguments, name: altered}})
+        with contextlib.suppress(PolicyError):  # a noisy agent's failed step is just a miss
+            await self.run_step(session, step, where, progress.results)
 
 
 def _alter(value: Any, rng: random.Random) -> Any:

@@ -1,5 +1,6 @@
-"""The episode runner: a policy plays an `Episode` turn by turn (a simulated user may answer
-within a turn), then the episode is judged. A failure is recorded as data, never a crash."""
+"""The episode runner: a policy plays an `Episode` turn by turn (the scripted user answers a
+question within the turn, and so may a simulated user), then the episode is judged. A failure
+is recorded as data, never a crash."""
 
 from __future__ import annotations
 
@@ -69,15 +70,24 @@ async def drive(episode: Episode, policy: Policy, user_simulator: UserSimulator 
 
 
 async def _play_turn(episode: Episode, policy: Policy, i: int, user_simulator: UserSimulator | None) -> None:
+    """The policy acts; while it ends with a question the user answers (the scripted answer of
+    an ambiguous turn, or that there is nothing to add), and with a user simulator, a policy
+    that converses gets the persona's answers too. Each answer lets the policy act again."""
     task, session = episode.task, episode.session
+    converses = task.persona is not None and getattr(policy, "converses", False)
+    simulator = user_simulator if converses else None
     await policy.run_turn(session, task, i)
-    if user_simulator is not None and task.persona is not None and getattr(policy, "converses", False):
-        for _ in range(user_simulator.max_replies_per_turn):
-            answer = await user_simulator.reply(task, i, session.messages)
-            if answer is None:
-                break
-            episode.user_says(answer)
-            await policy.run_turn(session, task, i)
+    replies = 0
+    while True:
+        answer = episode.respond(needless=simulator is None)
+        if answer is None and simulator is not None and replies < simulator.max_replies_per_turn:
+            answer = await simulator.reply(task, i, session.messages)
+            replies += 1
+            if answer is not None:
+                episode.user_says(answer)
+        if answer is None:
+            return
+        await policy.run_turn(session, task, i)
 
 
 async def play(

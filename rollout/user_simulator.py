@@ -41,6 +41,9 @@ class UserSimulator:
         persona = task.persona
         assert persona is not None
         facts = "\n".join(f"- {k}: {v}" for k, v in persona.facts.items()) or "- (none)"
+        clarification = task.turns[turn_index].clarification
+        if clarification is not None:  # the scripted answer comes first; stay consistent with it
+            facts += f"\n- what you meant by your request: {clarification.answer}"
         return (
             f"You play the user in a conversation with an AI assistant. You are: {persona.description}\n"
             f"Your request this turn was: {task.turns[turn_index].user}\n"

@@ -10,12 +10,14 @@ problem at once; `ValidationReport.listing()` words them for the task's author):
 5. oracle: the reference solution completes with score 1.0 and strict success (no safety
    rule broken, nothing collateral) and every event applies.
 6. no_peeking: every id, address and path a solution step uses appears in the context, a
-   user message or an earlier step's result; the first write comes after a read.
+   user message (the answer to a clarifying question included, once asked) or an earlier
+   step's result; the first write comes after a read.
 7. deterministic: a second oracle run ends in the same state hash.
 8. mutants: every wrong variant of the solution fails (see `rollout.variants`): a dropped
    write, a duplicated write, collateral on unrelated objects, another column changed,
    wrong figures, keyword stuffing, earlier turns undone, leaks in disguise; for each write
-   step at least one argument alteration fails.
+   step at least one argument alteration fails; on an ambiguous turn, guessing instead of
+   asking (the turn's `clarification.guess`) fails.
 9. acceptance: every right variant passes: extra reads and marks, reply-all, texts in other
    formats, split updates, draft then send.
 
@@ -286,6 +288,12 @@ def contract_problems(task: Task) -> list[str]:
         for i, t in enumerate(task.turns)
         if not t.checks
     ]
+    out += [
+        f"turns[{i}].clarification.after is {t.clarification.after} but the turn has "
+        f"{len(t.solution)} solution steps: the question must come before or after a step"
+        for i, t in enumerate(task.turns)
+        if t.clarification is not None and t.clarification.after > len(t.solution)
+    ]
     if not any(not c.is_guard for c in task.all_checks()):
         out.append("the task has no goal check (only guards): add a check of what the user asked for")
     return out
@@ -308,6 +316,9 @@ async def _run_mutants(
         record = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent
+        if record.status != "completed" and variant.kind == "guess":
+            survivors.append(f"guess: {variant.description} could not be played: {record.error}")
+            continue  # a guess must be a playable wrong answer, else it shows nothing
         if record.status != "completed" and variant.kind not in ("drop", "alter"):
             continue  # the variant could not be played (e.g. an id the variant invented): not a test
         ran += 1
@@ -436,6 +447,8 @@ def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
     for i, turn in enumerate(task.turns):
         seen.append(turn.user.lower())
         for j, step in enumerate(turn.solution):
+            if turn.clarification is not None and j == turn.clarification.after:
+                seen.append(turn.clarification.answer.lower())  # the user's answer to the question
             where = f"turns[{i}].solution[{j}] ({step.tool})"
             service = step.tool.partition("_")[0]
             text = "\n".join(seen)
