@@ -427,6 +427,11 @@ def numbers_in(text: str) -> list[Decimal]:
     return [v for n in _numbers(_prepare(text)) for v in n.values]
 
 
+def number_mentions(text: str) -> list[tuple[Decimal, ...]]:
+    """Each number `text` states, in order, as its readings (two for an ambiguous 45,550)."""
+    return [n.values for n in _numbers(_prepare(text))]
+
+
 def states_number(text: str, value: float | int | str, *, unit: str | None = None) -> bool:
     """Whether `text` states a number equal to `value` (exactly, as a Decimal), whatever its
     format; with `unit`, that unit must go with it ("%": a percent sign or "percent" after)."""
