@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from coworkenv.servers.demo import DemoPerson
-from coworkenv.state import format_time
+from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
+from ...phrasing import Ask, first_name, greeting, request
+from ._documents_world import unique_names
 from ._shared import (
     Json,
     _check,
     _day_text,
-    _first,
     _mail_sent,
     _max_id,
     _step,
@@ -22,31 +24,39 @@ from ._shared import (
 )
 
 ACTIVE = ["open", "pending", "in_progress"]
+CITIES = ["Springfield", "Riverton", "Lakeside", "Hillcrest", "Fairview", "Maple Grove"]
 
 
 # -- ticket_follow_up_due ------------------------------------------------------------------------
 
-TICKET_TOPICS = [
-    ("Order {order} has not arrived", "Tracking for order {order} has not moved since last week."),
-    ("Wrong items delivered in order {order}", "The pallet for order {order} holds the wrong parts."),
-    ("Refund for returned order {order}", "We returned order {order} and still wait for the refund."),
-    ("Invoice for order {order} is missing", "Our accounts team cannot find the invoice for order {order}."),
-    ("Damaged boxes in shipment {order}", "Two boxes of shipment {order} arrived crushed."),
-    ("Change the delivery address for order {order}", "Please deliver order {order} to our new warehouse."),
-]
+
+def _customer_queues(ctx: FamilyContext) -> list[Any]:
+    """The world's queues customers file into (Support and Billing in the demo company)."""
+    queues = ctx.the_world.queues
+    return [q for q in queues if q.requested_by == "customers"] or list(queues)
 
 
 def _ticket(ctx: FamilyContext, requester: DemoPerson, assignee: DemoPerson, due_in_days: int) -> Json:
-    order = f"NW-{ctx.rng.randint(10000, 99999)}"
-    title, body = ctx.choice(TICKET_TOPICS)
+    """A ticket on a topic of one of the world's customer queues, due `due_in_days` from today."""
+    world = ctx.the_world
+    queue = ctx.choice(_customer_queues(ctx))
+    topic = ctx.choice(queue.topics)
+    fill = {
+        "order": f"{world.reference_prefix}-{ctx.rng.randint(10000, 99999)}",
+        "invoice": f"INV-{world.start.year}-{ctx.rng.randint(1000, 9999)}",
+        "amount": f"{world.currency} {ctx.rng.randint(200, 9000)}",
+        "city": ctx.choice(CITIES),
+        "date": f"{ctx.rng.randint(1, 27)} February",
+        "n": str(ctx.rng.randint(2, 40)),
+    }
     due = datetime.combine(ctx.start.date() + timedelta(days=due_in_days), time(17), UTC)
     created = min(due - timedelta(days=ctx.rng.randint(4, 12)), ctx.start - timedelta(days=1))
     params = {
-        "title": title.format(order=order),
-        "description": body.format(order=order),
+        "title": topic.title.format(**fill),
+        "description": topic.body.format(**fill),
         "status": ctx.choice(ACTIVE),
         "priority": ctx.choice(["normal", "normal", "high", "low"]),
-        "queue": ctx.choice(["Support", "Billing"]),
+        "queue": queue.name,
         "requester": requester.email,
         "assignee": assignee.email,
         "due_at": format_time(due),
@@ -71,15 +81,76 @@ def _follow_up_tickets(ctx: FamilyContext, teammate: DemoPerson) -> list[Json]:
     return ops
 
 
-@family("ticket_follow_up_due", capability_id="follow_up_reminder", services=["tickets", "mail", "directory"])
+def _teammate(ctx: FamilyContext) -> DemoPerson:
+    """A colleague of the user's team (else any colleague) whose name nobody else shares."""
+    world = ctx.the_world
+    return ctx.choice(
+        unique_names(world, ctx.people(team=ctx.user.team))
+        or unique_names(world, ctx.people())
+        or ctx.people()
+    )
+
+
+def _follow_up_request(ctx: FamilyContext, teammate: DemoPerson, due_day: Any, days: int) -> str:
+    """The user's request: chase each overdue ticket, move its due date, mail the numbers."""
+    chase = ctx.choice(
+        [
+            "Post a public comment on every ticket assigned to me whose due date has passed, asking the "
+            "requester for an update.",
+            "Ask the requester of each overdue ticket assigned to me for news, in a public comment.",
+            "Chase every ticket of mine that is past its due date with a public comment asking the "
+            "requester where things stand.",
+        ]
+    )
+    move = ctx.choice(
+        [
+            f"Move the due date of each of those tickets to {_day_text(due_day)} ({due_day.isoformat()}).",
+            f"Set their due date to {due_day.isoformat()}, {days} days from today.",
+            f"Give each of them a new due date of {_day_text(due_day)} {due_day.year}.",
+        ]
+    )
+    tell = ctx.choice(
+        [
+            f"Mail {teammate.name} the ticket numbers you followed up on.",
+            f"Send {teammate.name} a short list of those ticket numbers by mail.",
+            f"Let {first_name(teammate.name)} know by mail which ticket numbers you chased.",
+        ]
+    )
+    context = ctx.choice(
+        ["Some of my tickets are past their due date.", "I fell behind on a few tickets.", ""]
+    )
+    short = (
+        f"Chase my overdue tickets with a public comment, move them to {due_day.isoformat()} and mail "
+        f"{teammate.name} the numbers"
+    )
+    return request(ctx, Ask(steps=(chase, move, tell), context=context, short=short))
+
+
+def _requesters(ws: Workspace, ids: list[int]) -> dict[int, Any]:
+    """The requester's name of each ticket, as the directory knows it (None: not there)."""
+    names = {}
+    for tid in ids:
+        (row,) = ws.rows("tickets_tickets", "id = ?", [tid])
+        found = ws.rows("directory_people", "email = ?", [row["requester"]])
+        names[tid] = found[0]["name"] if found else None
+    return names
+
+
+@family(
+    "ticket_follow_up_due",
+    capability_id="follow_up_reminder",
+    services=["tickets", "mail", "directory"],
+    worlds=True,
+)
 def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     """Chase the user's overdue tickets: a public comment asking the requester for an update
-    and a new due date on each (the demo's own overdue tickets of the user count too), then a
-    summary mail to a teammate. More items: more overdue tickets; more distractors: tickets
-    not due yet and a teammate's overdue tickets."""
+    and a new due date on each (the seed's own overdue tickets of the user count too), then a
+    summary mail to a teammate. Tickets are on topics of the world's customer queues. More
+    items: more overdue tickets; more distractors: tickets not due yet and a teammate's
+    overdue tickets."""
     services = ["tickets", "mail", "directory"]
     user = ctx.user
-    teammate = ctx.person(team=user.team)
+    teammate = _teammate(ctx)
     ops = _follow_up_tickets(ctx, teammate)
     ws, results = _workspace(ctx, services, ops)
     now = format_time(ctx.start)
@@ -94,18 +165,7 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     last_comment = _max_id(ws, "tickets_comments")
     days = ctx.choice([3, 4, 7])
     due = ctx.start.date() + timedelta(days=days)
-    request = ctx.choice(
-        [
-            "Some of my tickets are past their due date. For every ticket assigned to me whose due date "
-            "has already passed, post a public comment asking the requester for an update, and set the "
-            f"due date to {_day_text(due)} ({due.isoformat()}). When you are done, mail {teammate.name} "
-            "a short list of the ticket numbers you followed up on.",
-            "Please chase my overdue tickets: each one assigned to me with a due date in the past gets a "
-            "public comment asking the requester for news, and its due date moves to "
-            f"{due.isoformat()} ({days} days from today). Then send {teammate.name} a quick mail with the "
-            "ticket numbers.",
-        ]
-    )
+    user_text = _follow_up_request(ctx, teammate, due, days)
     checks: list[Json] = []
     solution = [
         _step("tickets_search_tickets", assignee=user.email, status=ACTIVE, due_before=now, sort="due"),
@@ -117,7 +177,14 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     lo = min(day_start, datetime.combine(due, time(0), UTC))
     hi = max(day_start + timedelta(days=1), datetime.combine(due, time(0), UTC) + timedelta(days=1))
     new_due = {"ge": format_time(lo), "lt": format_time(hi)}
-    ask = "Could you let us know where things stand with this? Thank you."
+    ask = ctx.choice(
+        [
+            "could you let us know where things stand with this? Thank you.",
+            "we are following up on this request. Is there any news on your side?",
+            "just checking in: could you send us an update on this when you can?",
+        ]
+    )
+    names = _requesters(ws, ids)
     for tid in ids:
         comment = {"ticket_id": tid, "author": user.email, "visibility": "public"}
         checks += [
@@ -136,13 +203,10 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
                 where={"id": tid, "due_at": new_due},
             ),
         ]
+        hello = f"Hello {first_name(names[tid])}," if names[tid] else "Hello,"
+        body = f"{hello}\n\n{ask[:1].upper()}{ask[1:]}\n\n{first_name(user.name)}"
         solution += [
-            _step(
-                "tickets_add_comment",
-                ticket_id=tid,
-                body=f"Hello, {ask[0].lower()}{ask[1:]}",
-                visibility="public",
-            ),
+            _step("tickets_add_comment", ticket_id=tid, body=body, visibility="public"),
             _step("tickets_update_ticket", ticket_id=tid, due_at=due.isoformat()),
         ]
     checks.append(
@@ -156,8 +220,9 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     )
     numbers = ", ".join(f"#{i}" for i in ids)
     summary_body = (
-        f"Hi {_first(teammate)},\n\nI followed up on my overdue tickets: {numbers}. Each has a public "
-        f"comment asking the requester for an update and is now due on {due.isoformat()}.\n\n{_first(user)}"
+        f"{greeting(teammate)}\n\nI followed up on my overdue tickets: {numbers}. Each has a public "
+        f"comment asking the requester for an update and is now due on {due.isoformat()}.\n\n"
+        f"{first_name(user.name)}"
     )
     solution += [
         _step("directory_search_people", query=teammate.name),
@@ -173,5 +238,5 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         services=services,
         operations=ops,
         title="Follow up on overdue tickets",
-        turns=[{"user": request, "checks": checks, "solution": solution}],
+        turns=[{"user": user_text, "checks": checks, "solution": solution}],
     )
