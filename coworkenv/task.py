@@ -180,6 +180,10 @@ class Turn(_Model):
     checks: list[Check] = Field(default_factory=list)
     solution: list[SolutionStep] = Field(default_factory=list)
     clarification: Clarification | None = None
+    changed_mind: bool = Field(
+        default=False,
+        description="The user revises an earlier request in this turn ('make it Thursday instead')",
+    )
 
 
 class AgentContext(_Model):

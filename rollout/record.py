@@ -59,6 +59,10 @@ class EpisodeRecord(BaseModel):
     )
     capabilities: list[str] = Field(default_factory=list)
     services: list[str] = Field(default_factory=list)
+    turn_changes: list[list[str]] = Field(
+        default_factory=list,
+        description="Per turn, what changed before it (see rollout.turn_changes): announced, silent, ...",
+    )
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -211,6 +211,7 @@ BREAKDOWNS = [
     ("By service", "service", "by_service"),
     ("Single- vs multi-turn", "turns", "by_turns"),
     ("By turn index", "turn", "by_turn_index"),
+    ("By change before the turn", "change", "by_change"),
 ]
 
 

@@ -94,6 +94,13 @@ def render_html(report: Report) -> str:
             _grouped_bars(report, "by_turn_index", colors),
         ),
         "</section>",
+        '<section id="changes"><h2>Success by change before the turn</h2>',
+        legend_html,
+        _figure(
+            "success rate of turns after an announced or silent event, a change of mind, a clarification",
+            _grouped_bars(report, "by_change", colors),
+        ),
+        "</section>",
         '<section id="breakdowns">',
     ]
     for title, column, field in BREAKDOWNS:

@@ -17,6 +17,7 @@ from coworkenv.state import AuditEntry
 
 from .record import EpisodeRecord
 from .tokens import TokenStats, token_stats
+from .turn_changes import KINDS as CHANGE_KINDS
 
 SCORE_BINS = 10
 SINGLE_TURN = "single-turn"
@@ -102,6 +103,11 @@ class PolicySummary(BaseModel):
     by_turn_index: list[BreakdownRow] = Field(
         description="Per turn index, the turn verdicts of the episodes that reached it"
     )
+    by_change: list[BreakdownRow] = Field(
+        default_factory=list,
+        description="Per kind of change before a turn (announced, silent, changed mind, clarification, none), "
+        "the verdicts of the turns it came before",
+    )
     tokens: TokenStats | None = Field(default=None, description="Tokens per episode (see rollout.tokens)")
 
     def pass_at(self, k: int) -> PassK | None:
@@ -175,6 +181,7 @@ def _summarize_policy(policy: str, records: list[EpisodeRecord], ks: list[int] |
     by_service: dict[str, list[EpisodeRecord]] = defaultdict(list)
     by_turns: dict[str, list[EpisodeRecord]] = defaultdict(list)
     turn_scores: dict[int, list[tuple[float, bool]]] = defaultdict(list)
+    change_scores: dict[str, list[tuple[float, bool]]] = defaultdict(list)
     for record in episodes:
         for capability in dict.fromkeys(record.capabilities):
             by_capability[capability].append(record)
@@ -183,6 +190,9 @@ def _summarize_policy(policy: str, records: list[EpisodeRecord], ks: list[int] |
         by_turns[MULTI_TURN if is_multi_turn(record) else SINGLE_TURN].append(record)
         for turn in record.verdict.turns if record.verdict else []:
             turn_scores[turn.turn].append((turn.score, turn.success))
+            if turn.turn < len(record.turn_changes):
+                for kind in record.turn_changes[turn.turn]:
+                    change_scores[kind].append((turn.score, turn.success))
     return PolicySummary(
         policy=policy,
         episodes=len(episodes),
@@ -201,15 +211,8 @@ def _summarize_policy(policy: str, records: list[EpisodeRecord], ks: list[int] |
         by_capability=[_row(key, by_capability[key]) for key in sorted(by_capability)],
         by_service=[_row(key, by_service[key]) for key in sorted(by_service)],
         by_turns=[_row(key, by_turns[key]) for key in (SINGLE_TURN, MULTI_TURN) if key in by_turns],
-        by_turn_index=[
-            BreakdownRow(
-                key=str(i),
-                episodes=len(turn_scores[i]),
-                average_score=sum(s for s, _ in turn_scores[i]) / len(turn_scores[i]),
-                success_rate=sum(ok for _, ok in turn_scores[i]) / len(turn_scores[i]),
-            )
-            for i in sorted(turn_scores)
-        ],
+        by_turn_index=[_scores_row(str(i), turn_scores[i]) for i in sorted(turn_scores)],
+        by_change=[_scores_row(kind, change_scores[kind]) for kind in CHANGE_KINDS if kind in change_scores],
         tokens=token_stats(episodes),
     )
 
@@ -231,6 +234,15 @@ def _pass_k(counts: list[tuple[int, int]], ks: list[int] | None) -> list[PassK]:
             )
         )
     return rows
+
+
+def _scores_row(key: str, scores: list[tuple[float, bool]]) -> BreakdownRow:
+    return BreakdownRow(
+        key=key,
+        episodes=len(scores),
+        average_score=sum(s for s, _ in scores) / len(scores),
+        success_rate=sum(ok for _, ok in scores) / len(scores),
+    )
 
 
 def _row(key: str, records: list[EpisodeRecord]) -> BreakdownRow:

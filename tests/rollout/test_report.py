@@ -159,12 +159,28 @@ def html_page() -> str:
 def test_html_has_every_section_and_one_svg_per_chart() -> None:
     page = html_page()
     assert page.startswith("<!DOCTYPE html>")
-    for section in ("overview", "scores", "pass-k", "capabilities", "turns", "breakdowns", "tasks"):
+    for section in (
+        "overview",
+        "scores",
+        "pass-k",
+        "capabilities",
+        "turns",
+        "changes",
+        "breakdowns",
+        "tasks",
+    ):
         assert f'<section id="{section}">' in page
-    # a histogram per policy (2), pass@k, pass^k, capabilities, turn index
-    assert page.count("<svg") == page.count("</svg>") == 6
+    # a histogram per policy (2), pass@k, pass^k, capabilities, turn index, change before the turn
+    assert page.count("<svg") == page.count("</svg>") == 7
     assert page.count("<polyline") == 4  # one line per policy in each of the two k charts
-    for title in ("By capability", "By service", "Single- vs multi-turn", "By turn index", "Tasks"):
+    for title in (
+        "By capability",
+        "By service",
+        "Single- vs multi-turn",
+        "By turn index",
+        "By change before the turn",
+        "Tasks",
+    ):
         assert f"<h2>{title}</h2>" in page
 
 
@@ -185,8 +201,8 @@ def test_html_escapes_every_name() -> None:
 
 def test_html_charts_say_when_there_is_no_data() -> None:
     page = render_html(build_report([record("p", "t1", 0, [1.0], status="error")]))
-    assert page.count("<svg") == 5
-    assert page.count(">no data</text>") == 5
+    assert page.count("<svg") == 6
+    assert page.count(">no data</text>") == 6
 
 
 def test_write_report_writes_both_files_whole(tmp_path: Path) -> None:

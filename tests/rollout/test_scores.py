@@ -333,3 +333,28 @@ def test_a_policy_with_only_error_records_has_no_rates() -> None:
 
 def test_score_histogram_puts_one_in_the_last_bin_and_tenths_in_their_own() -> None:
     assert score_histogram([0.0, 0.3, 0.7, 0.99, 1.0]) == [1, 0, 0, 1, 0, 0, 0, 1, 0, 2]
+
+
+def test_turns_are_scored_by_the_change_that_came_before_them() -> None:
+    changes = [["none"], ["announced"], ["silent", "changed mind"]]
+    records = [
+        record("p", "t", 0, [1.0, 1.0, 0.0]).model_copy(update={"turn_changes": changes}),
+        record("p", "t", 1, [1.0, 0.5, 1.0]).model_copy(update={"turn_changes": changes}),
+        record("p", "u", 0, [1.0]),  # an older record without turn changes counts in no row
+    ]
+    rows = {
+        r.key: (r.episodes, r.average_score, r.success_rate)
+        for r in summarize(records).policies["p"].by_change
+    }
+    assert rows == {
+        "announced": (2, 0.75, 0.5),
+        "silent": (2, 0.5, 0.5),
+        "changed mind": (2, 0.5, 0.5),
+        "none": (2, 1.0, 1.0),
+    }
+    assert [r.key for r in summarize(records).policies["p"].by_change] == [
+        "announced",
+        "silent",
+        "changed mind",
+        "none",
+    ]
