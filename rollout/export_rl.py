@@ -25,6 +25,8 @@ def to_rl_row(record: EpisodeRecord) -> dict[str, Any]:
     - `turn_rewards`: the score of each turn's checks, in turn order; `turn_reward_components`:
       1.0/0.0 per check id of each turn. Safety violations and final checks belong to no turn,
       so they appear only in the episode-level fields.
+    - `turn_changes` and `turn_events`: per turn, the kinds of change before it (announced,
+      silent, changed mind, clarification, none) and the events applied before it.
     """
     verdict = record.verdict
     components: dict[str, float] = {}
@@ -54,6 +56,8 @@ def to_rl_row(record: EpisodeRecord) -> dict[str, Any]:
         "policy": record.policy,
         "status": record.status,
         "turn_boundaries": list(record.turn_boundaries),
+        "turn_changes": [list(kinds) for kinds in record.turn_changes],
+        "turn_events": [list(events) for events in record.turn_events],
     }
 
 

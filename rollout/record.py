@@ -63,6 +63,10 @@ class EpisodeRecord(BaseModel):
         default_factory=list,
         description="Per turn, what changed before it (see rollout.turn_changes): announced, silent, ...",
     )
+    turn_events: list[list[dict[str, Any]]] = Field(
+        default_factory=list,
+        description="Per turn, the events applied before it: service, operation, params, announced",
+    )
 
     @property
     def key(self) -> tuple[str, str, int]:

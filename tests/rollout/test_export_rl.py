@@ -18,7 +18,15 @@ EPS = 1e-6
 
 
 def test_rl_row_carries_the_transcript_and_every_reward(tmp_path):
-    record = episode(trial=2, policy="openai:m", status="truncated", result=verdict(moved=False))
+    event = {
+        "service": "tickets",
+        "operation": "add_comment",
+        "params": {"ticket_id": 1, "body": "?"},
+        "announced": False,
+    }
+    record = episode(trial=2, policy="openai:m", status="truncated", result=verdict(moved=False)).model_copy(
+        update={"turn_changes": [["none"], ["silent"]], "turn_events": [[], [event]]}
+    )
     summary = export_rl([record], tmp_path)
     [row] = read_jsonl(tmp_path / "rl.jsonl")
     assert row == {
@@ -35,6 +43,8 @@ def test_rl_row_carries_the_transcript_and_every_reward(tmp_path):
         "policy": "openai:m",
         "status": "truncated",
         "turn_boundaries": BOUNDARIES,
+        "turn_changes": [["none"], ["silent"]],
+        "turn_events": [[], [event]],
     }
     assert summary == {
         "path": str(tmp_path / "rl.jsonl"),
