@@ -126,7 +126,12 @@ def _time(at: datetime, *zones: str) -> Json:
 
 # -- calendar planning ---------------------------------------------------------------------------
 
-SIDE_MEETINGS = ["Weekly support huddle", "Macro review", "Shadowing session", "Hiring sync", "1:1 follow-up"]
+DEFAULT_HOURS = (time(9), time(17))
+"""The working day the calendar's free/busy tools assume unless told otherwise."""
+GENERIC_MEETINGS = ["1:1 follow-up", "Hiring sync", "Planning check-in", "Weekly catch-up"]
+
+Shift = tuple[str, time, time]
+"""A person's working day: their time zone, when it starts and when it ends (local)."""
 
 
 def _meeting_days(ctx: FamilyContext) -> list[date]:
@@ -135,21 +140,51 @@ def _meeting_days(ctx: FamilyContext) -> list[date]:
     return [d for d in days if d.weekday() < 5]
 
 
-def _work_interval(day: date, zone: str) -> tuple[datetime, datetime]:
+def _hours(ctx: FamilyContext, person: DemoPerson) -> tuple[time, time]:
+    """The person's working hours in the world (the demo company's people are its people too)."""
+    world = ctx.the_world
+    found = next((p for p in world.people if p.email == person.email), None)
+    hours = world.hours(found) if found is not None else world.working_hours
+    return hours.start, hours.end
+
+
+READINGS = ("both", "own", "default")
+
+
+def _shifts(ctx: FamilyContext, people: Sequence[DemoPerson], reading: str = "both") -> list[Shift]:
+    """Each person's working day, by one reading of "working hours": `own` (the person's, from
+    the world), `default` (the calendar's 09:00-17:00) or `both` (the part inside both), so a
+    time planned with `both` fits whichever reading an agent takes."""
+    if reading not in READINGS:
+        raise ValueError(f"unknown reading {reading!r}; use one of {', '.join(READINGS)}")
+    shifts = []
+    for p in people:
+        start, end = _hours(ctx, p)
+        if reading == "default":
+            start, end = DEFAULT_HOURS
+        elif reading == "both":
+            start, end = max(start, DEFAULT_HOURS[0]), min(end, DEFAULT_HOURS[1])
+        shifts.append((p.time_zone, start, end))
+    return shifts
+
+
+def _work_interval(day: date, shift: Shift) -> tuple[datetime, datetime]:
+    zone, start, end = shift
     tz = ZoneInfo(zone)
-    start, end = datetime.combine(day, time(9), tz), datetime.combine(day, time(17), tz)
-    return start.astimezone(UTC), end.astimezone(UTC)
+    return datetime.combine(day, start, tz).astimezone(UTC), datetime.combine(day, end, tz).astimezone(UTC)
 
 
-def _common_window(day: date, user_zone: str, zones: Sequence[str]) -> tuple[datetime, datetime] | None:
-    """The UTC interval inside the user's working hours on `day` (their own date) and inside
-    everyone else's working hours (on whatever local weekday that is for them)."""
-    lo, hi = _work_interval(day, user_zone)
-    for zone in zones:
+def _common_window(day: date, mine: Shift, shifts: Sequence[Shift]) -> tuple[datetime, datetime] | None:
+    """The UTC interval inside the user's working day on `day` (their own date) and inside
+    everyone else's (on whatever local weekday that is for them)."""
+    if mine[1] >= mine[2]:
+        return None
+    lo, hi = _work_interval(day, mine)
+    for shift in shifts:
         found = None
         for offset in (-1, 0, 1):
             other = day + timedelta(days=offset)
-            start, end = _work_interval(other, zone)
+            start, end = _work_interval(other, shift)
             if other.weekday() < 5 and min(end, hi) > max(start, lo):
                 found = (max(start, lo), min(end, hi))
         if found is None:
@@ -158,20 +193,53 @@ def _common_window(day: date, user_zone: str, zones: Sequence[str]) -> tuple[dat
     return lo, hi
 
 
+def _window(
+    ctx: FamilyContext, day: date, people: Sequence[DemoPerson], reading: str = "both"
+) -> tuple[datetime, datetime] | None:
+    """When the user and `people` are all at work on `day` (see `_shifts` for `reading`)."""
+    (mine,) = _shifts(ctx, [ctx.user], reading)
+    return _common_window(day, mine, _shifts(ctx, people, reading))
+
+
+def _named(ctx: FamilyContext, people: Sequence[DemoPerson]) -> list[DemoPerson]:
+    """Those of `people` nobody else in the world shares a name (or a first name) with, so a
+    request naming them is never ambiguous."""
+    everyone = ctx.the_world.people
+    full = [_core_name(p) for p in everyone]
+    first = [_first(p) for p in everyone]
+    return [p for p in people if full.count(_core_name(p)) == 1 and first.count(_first(p)) == 1]
+
+
 def _pick_group(
     ctx: FamilyContext, day: date, n: int, min_minutes: int, exclude: Sequence[str] = ()
 ) -> tuple[list[DemoPerson], tuple[datetime, datetime]] | None:
-    """`n` colleagues whose working hours overlap the user's on `day` by at least `min_minutes`."""
-    pool = ctx.people(exclude=exclude)
+    """`n` colleagues whose working hours overlap the user's on `day` by at least `min_minutes`
+    (by both readings of working hours, see `_shifts`), people in other time zones first."""
+    pool = _named(ctx, ctx.people(exclude=exclude))
     ctx.rng.shuffle(pool)
+    pool.sort(key=lambda p: p.time_zone == ctx.user.time_zone)
     chosen: list[DemoPerson] = []
     for person in pool:
-        window = _common_window(day, ctx.user.time_zone, [p.time_zone for p in [*chosen, person]])
+        window = _window(ctx, day, [*chosen, person])
         if window is not None and window[1] - window[0] >= timedelta(minutes=min_minutes):
             chosen.append(person)
             if len(chosen) == n:
                 return chosen, window
     return None
+
+
+def _titles_near(ws: Workspace, lo: datetime, hi: datetime) -> set[str]:
+    """Titles of the seeded events within a day of [lo, hi) and of every weekly series, which a
+    request naming a meeting by its title on that day must not share."""
+    query = "SELECT title FROM calendar_events WHERE recurrence != 'none' OR (start_utc < ? AND end_utc > ?)"
+    rows = ws.conn.execute(query, (format_time(hi + timedelta(days=1)), format_time(lo - timedelta(days=1))))
+    return {r[0] for r in rows}
+
+
+def _side_titles(ctx: FamilyContext) -> list[str]:
+    """Titles of everyday internal meetings in the world (none with a placeholder)."""
+    titles = [m.title for m in ctx.the_world.meetings if "{" not in m.title and m.attendees]
+    return sorted(set(titles) | set(GENERIC_MEETINGS))
 
 
 def _event(

@@ -1,33 +1,36 @@
 """Scheduling families (`scheduling_constraints`): booking a meeting across time zones and
 moving a meeting out of a conflict.
 
-They plan on a fork of the demo workspace with the calendar's own free/busy code and retry
-with other days and people until the planted state leaves exactly the intended answers (the
-starts of one free stretch, or the first slot after a call), so their checks can be strict
-without being unfair; a booking is judged by whether it fits, not by which fitting start.
+They run on every world: colleagues from its teams (people in other time zones first), their
+working hours from the world, meeting titles from its meetings and vocabulary. They plan on a
+fork of the world's workspace with the calendar's own busy times and retry with other days and
+people until the planted state leaves exactly the intended answers (the starts of one free
+stretch, or the first slot after a call) whether "working hours" is read as each person's own
+or as the calendar's default 09:00-17:00, so their checks can be strict without being unfair;
+a booking is judged by whether it fits, not by which fitting start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.calendar.availability import WorkingHours, free_slots
+from coworkenv.servers.calendar.availability import WorkingHours
 from coworkenv.servers.calendar.availability import people as calendar_people
 from coworkenv.servers.demo import DemoPerson
-from coworkenv.state import Workspace, format_time, parse_time
+from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
+from ...phrasing import Ask, request
 from ._shared import (
-    SIDE_MEETINGS,
     Json,
     _check,
-    _common_window,
     _day_text,
     _event,
+    _first,
     _guard,
     _max_id,
     _meeting_days,
@@ -35,21 +38,28 @@ from ._shared import (
     _pick_group,
     _python,
     _retry,
+    _shifts,
+    _side_titles,
     _sql,
     _step,
+    _titles_near,
+    _window,
     _workspace,
 )
 
-WORKDAY = WorkingHours(time(9), time(17), True)
 CALENDAR = ["calendar", "directory"]
 
 
 # -- wording, checks and free slots --------------------------------------------------------------
 
 
-def _names(people: Sequence[DemoPerson]) -> str:
-    names = [p.name for p in people]
+def _names(people: Sequence[DemoPerson | str]) -> str:
+    names = [p if isinstance(p, str) else p.name for p in people]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _city(zone: str) -> str:
+    return zone.rsplit("/", 1)[-1].replace("_", " ")
 
 
 def _field(check_id: str, table: str, where: Json, column: str, value: Any, description: str = "") -> Json:
@@ -57,19 +67,44 @@ def _field(check_id: str, table: str, where: Json, column: str, value: Any, desc
 
 
 def _free_starts(
+    ctx: FamilyContext,
     ws: Workspace,
-    emails: list[str],
+    people: Sequence[DemoPerson],
     window: tuple[datetime, datetime],
     minutes: int,
     step: int = 30,
     ignore: int | None = None,
+    reading: str = "both",
 ) -> list[datetime]:
-    """Starts (on `step`-minute boundaries) where everyone is free and inside working hours,
-    by the calendar service's own free/busy code."""
-    group = calendar_people(ws, emails, window[0], window[1], ignore)
-    length = timedelta(minutes=minutes)
-    slots = free_slots(group, window[0], window[1], length, step, WORKDAY, 50, ZoneInfo("UTC"))
-    return [parse_time(s.start) for s in slots]
+    """Starts (on `step`-minute boundaries, UTC) in `window` where everyone is free, by the
+    calendar service's own busy times, and inside their working hours by `reading`."""
+    hours = [
+        (WorkingHours(start, end, True), ZoneInfo(zone)) if start < end else None
+        for zone, start, end in _shifts(ctx, people, reading)
+    ]
+    if None in hours:
+        return []
+    group = calendar_people(ws, [p.email for p in people], window[0], window[1], ignore)
+    length, stride = timedelta(minutes=minutes), timedelta(minutes=step)
+    epoch = datetime(1970, 1, 1, tzinfo=window[0].tzinfo)
+    at = epoch + -((epoch - window[0]) // stride) * stride
+    starts = []
+    while at + length <= window[1]:
+        fits = all(
+            h is not None and h[0].contain(at, at + length, h[1]) and not p.conflicts(at, at + length)
+            for h, p in zip(hours, group, strict=True)
+        )
+        if fits:
+            starts.append(at)
+        at += stride
+    return starts
+
+
+def _user_day(ctx: FamilyContext, day: date) -> tuple[datetime, datetime]:
+    """The user's whole local day `day`, in UTC."""
+    tz = ZoneInfo(ctx.user.time_zone)
+    start = datetime(day.year, day.month, day.day, tzinfo=tz)
+    return start.astimezone(ZoneInfo("UTC")), (start + timedelta(days=1)).astimezone(ZoneInfo("UTC"))
 
 
 BUSY_TITLES = [
@@ -82,14 +117,6 @@ BUSY_TITLES = [
     "Quarterly review prep",
     "Hiring debrief",
     "Planning block",
-]
-MEETING_TOPICS = [
-    "go over the escalation process",
-    "plan the Q2 support rota",
-    "review the new SLA targets",
-    "agree on the knowledge base structure",
-    "discuss the customer survey results",
-    "prepare the Globex renewal",
 ]
 
 
@@ -187,10 +214,11 @@ def busy(conn, email, lo, hi, skip=()):
     return out
 
 
-def in_hours(start, end, zone):
+def in_hours(start, end, zone, hours):
     tz = ZoneInfo(zone)
     a, b = start.astimezone(tz), end.astimezone(tz)
-    return a.date() == b.date() and a.weekday() < 5 and time(9) <= a.time() and b.time() <= time(17)
+    first, last = (time.fromisoformat(h) for h in hours)
+    return a.date() == b.date() and a.weekday() < 5 and first <= a.time() and b.time() <= last
 '''
 
 SCHEDULE_CHECK = """def check(initial, final, audit):
@@ -212,7 +240,7 @@ SCHEDULE_CHECK = """def check(initial, final, audit):
     if invited != sorted(P["attendees"]):
         return False, f"invited {invited}, expected {sorted(P['attendees'])}"
     for email, zone in sorted(P["zones"].items()):
-        if not in_hours(start, end, zone):
+        if not in_hours(start, end, zone, P["hours"][email]):
             return False, f"{ev['start_utc']} is outside the working hours of {email} ({zone})"
         clashes = sorted({i for i, _, _ in busy(final, email, start, end, skip={ev["id"]})})
         if clashes:
@@ -231,10 +259,10 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
     if picked is None:
         return None
     group, window = picked
+    everyone = [ctx.user, *group]
     span = (window[1] - window[0]) / timedelta(minutes=1)
     minutes = ctx.choice([m for m in (30, 45, 60) if m + 30 <= span])
-    emails = [ctx.user.email] + [p.email for p in group]
-    starts = _free_starts(_workspace(ctx, CALENDAR, [])[0], emails, window, minutes)
+    starts = _free_starts(ctx, _workspace(ctx, CALENDAR, [])[0], everyone, window, minutes)
     if not starts:
         return None
     target = ctx.choice(starts)
@@ -242,13 +270,17 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
     gap_end = target + timedelta(minutes=minutes) + slack
     if gap_end > window[1]:
         return None
-    everyone = [ctx.user, *group]
-    ops = _blocks(ctx, everyone, window[0], target) + _blocks(ctx, everyone, gap_end, window[1])
+    # Busy from the first to the last moment anyone could count as working time together.
+    readings = [w for w in (_window(ctx, day, group, "own"), _window(ctx, day, group, "default")) if w]
+    lo, hi = min(w[0] for w in readings), max(w[1] for w in readings)
+    ops = _blocks(ctx, everyone, lo, target) + _blocks(ctx, everyone, gap_end, hi)
     ops += _harmless(ctx, everyone, target, gap_end, min(ctx.difficulty.distractors, 6))
     ws, _ = _workspace(ctx, CALENDAR, ops)
     fitting = [target + timedelta(minutes=m) for m in range(0, int(slack / timedelta(minutes=1)) + 1, 15)]
-    if _free_starts(ws, emails, window, minutes, step=15) != fitting:
-        return None
+    whole_day = _user_day(ctx, day)
+    for reading in ("own", "default"):
+        if _free_starts(ctx, ws, everyone, whole_day, minutes, 15, reading=reading) != fitting:
+            return None
     return {
         "day": day,
         "group": group,
@@ -258,35 +290,71 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
     }
 
 
-@family("schedule_across_zones", capability_id="scheduling_constraints", services=CALENDAR)
+def _schedule_request(
+    ctx: FamilyContext, group: list[DemoPerson], minutes: int, day: date, topic: str
+) -> str:
+    names, when = _names(group), _day_text(day)
+    steps = ctx.choice(
+        [
+            (
+                f"Set up a {minutes}-minute meeting with {names} on {when} to discuss {topic}.",
+                "Find a time during everyone's working hours when all of us are free, me included.",
+            ),
+            (
+                f"Book {minutes} minutes with {names} on {when} about {topic}.",
+                "Pick a slot inside everyone's working day that clashes with nothing on anyone's calendar "
+                "(mine included).",
+                "Send them the invite.",
+            ),
+            (
+                f"Find {minutes} minutes on {when} for {_names([*group, 'me'])} to go over {topic}.",
+                "Make sure it falls within everyone's working hours and that nobody (me included) has "
+                "anything else on then.",
+                "Put it in the calendar with them invited.",
+            ),
+        ]
+    )
+    away = [p for p in group if p.time_zone != ctx.user.time_zone]
+    if away:
+        context = ctx.choice(
+            [
+                f"{_first(away[0])} works from {_city(away[0].time_zone)}, so mind the time difference.",
+                "We are spread over a few time zones, so this needs a bit of care.",
+                "Our calendars are packed that day.",
+            ]
+        )
+    else:
+        context = ctx.choice(["Our calendars are packed that day.", "It is a busy day for all of us.", ""])
+    short = f"Grab {minutes} min with {names} on {when} about {topic} when we're all free and at work"
+    return request(ctx, Ask(steps=steps, context=context, short=short))
+
+
+@family("schedule_across_zones", capability_id="scheduling_constraints", services=CALENDAR, worlds=True)
 def schedule_across_zones(ctx: FamilyContext) -> Task:
-    """Book a meeting with 1-3 colleagues in other time zones on a given day; busy events leave
-    one free stretch inside everyone's 09:00-17:00 (exactly the meeting's length, or half an
-    hour more, so several starts fit). More items: more attendees; more
-    distractors: cancelled, declined and other people's events inside the free slot."""
+    """Book a meeting with 1-3 colleagues (in other time zones where the world has them) on a
+    given day; busy events leave one free stretch inside everyone's working hours (exactly the
+    meeting's length, or half an hour more, so several starts fit). More items: more
+    attendees; more distractors: cancelled, declined and other people's events inside the
+    free slot. Runs on every world."""
     plan = _retry(_schedule_plan, ctx, "day with one shared free slot")
     day, group, minutes, last_event = plan["day"], plan["group"], plan["minutes"], plan["last_event"]
     user = ctx.user
-    topic = ctx.choice(MEETING_TOPICS)
-    names, when = _names(group), _day_text(day)
-    request = ctx.choice(
-        [
-            f"Please set up a {minutes}-minute meeting with {names} on {when} to {topic}. Everyone works "
-            "09:00-17:00 in their own time zone, and it must not clash with anything on anyone's calendar, "
-            "mine included.",
-            f"Can you book {minutes} minutes with {names} on {when}? We need to {topic}. Find a time inside "
-            "everyone's local working hours (09:00-17:00) when all of us are free, and send the invite.",
-            f"I need a {minutes}-minute call with {names} on {when} to {topic}. Pick a slot that works for "
-            "all of us (free, and within 09:00-17:00 local time for each person) and put it in the calendar.",
-        ]
-    )
+    # A figure in the new event's title would be unchecked text; the world has topics without.
+    topics = [t for t in ctx.the_world.vocabulary.meeting_topics if not any(c.isdigit() for c in t)]
+    topic = ctx.choice(topics or ["the plan for next month"])
+    text = _schedule_request(ctx, group, minutes, day, topic)
     attendees = [p.email for p in group]
+    everyone = [user, *group]
     params = {
         "user": user.email,
         "attendees": attendees,
         "minutes": minutes,
         "day": day.isoformat(),
-        "zones": {p.email: p.time_zone for p in [user, *group]},
+        "zones": {p.email: p.time_zone for p in everyone},
+        "hours": {
+            p.email: [f"{start:%H:%M}", f"{end:%H:%M}"]
+            for p, (_, start, end) in zip(everyone, _shifts(ctx, everyone, "own"), strict=True)
+        },
     }
     fits = "One new confirmed meeting with exactly the attendees, of the right length, on the day, inside "
     fits += "everyone's working hours and overlapping nobody's busy time"
@@ -325,28 +393,20 @@ def schedule_across_zones(ctx: FamilyContext) -> Task:
         capability_id="scheduling_constraints",
         services=CALENDAR,
         operations=plan["ops"],
-        title=f"Book a {minutes}-minute meeting across time zones on {when}",
-        turns=[{"user": request, "checks": checks, "solution": solution}],
+        title=f"Book a {minutes}-minute meeting with {_names(group)} on {_day_text(day)}",
+        turns=[{"user": text, "checks": checks, "solution": solution}],
     )
 
 
 # -- reschedule_conflict -------------------------------------------------------------------------
 
-OWN_MEETINGS = [
-    "Ticket backlog review",
-    "Escalation sync",
-    "Support process retro",
-    "Knowledge base planning",
-    "Onboarding plan review",
-    "Support rota planning",
-]
-IMPORTANT_CALLS = [
-    "Escalation call: {company}",
-    "Quarterly business review: {company}",
-    "Renewal negotiation: {company}",
-    "Board prep: support metrics",
-    "Incident review with {company}",
-]
+GENERIC_CALLS = ["{company}: escalation call", "{company}: quarterly review", "{company}: renewal talks"]
+
+
+def _own_titles(ctx: FamilyContext) -> list[str]:
+    """Meetings the user runs in this world (no placeholders), or everyday ones."""
+    titles = [m.title for m in ctx.the_world.meetings if m.organizer == "me" and m.attendees]
+    return sorted({t for t in titles if "{" not in t}) or _side_titles(ctx)
 
 
 def _side_meetings(ctx: FamilyContext, group: list[DemoPerson], day: date) -> list[Json]:
@@ -354,21 +414,34 @@ def _side_meetings(ctx: FamilyContext, group: list[DemoPerson], day: date) -> li
     weekday, at times free for them: they must stay where they are."""
     placed: list[Json] = []
     days = [d for d in _meeting_days(ctx) if d >= day][:2]
+    titles = _side_titles(ctx)
     for i in range(ctx.difficulty.distractors):
         when = days[i % len(days)]
         people = ctx.rng.sample(group, ctx.rng.randint(1, len(group)))
-        window = _common_window(when, ctx.user.time_zone, [p.time_zone for p in people])
+        window = _window(ctx, when, people)
         if window is None:
             continue
         ws, _ = _workspace(ctx, CALENDAR, placed)
-        starts = _free_starts(ws, [ctx.user.email] + [p.email for p in people], window, 30)
+        starts = _free_starts(ctx, ws, [ctx.user, *people], window, 30)
         if starts:
             at = ctx.choice(starts)
             invited = [(p.email, "accepted") for p in people]
-            placed.append(
-                _event(ctx.user, ctx.choice(SIDE_MEETINGS), at, at + timedelta(minutes=30), invited)
-            )
+            placed.append(_event(ctx.user, ctx.choice(titles), at, at + timedelta(minutes=30), invited))
     return placed
+
+
+def _call(
+    ctx: FamilyContext, exclude: Sequence[str], taken: set[str]
+) -> tuple[str, DemoPerson, list[DemoPerson]] | None:
+    """An important call with an outside organization (its title, host and guests), titled
+    unlike anything else on the calendar around the day."""
+    contact = ctx.person(internal=False)
+    titles = [c.title for c in ctx.the_world.customer_calls] + GENERIC_CALLS
+    free = [t.format(company=contact.company) for t in titles]
+    free = [t for t in free if t not in taken]
+    if not free:
+        return None
+    return ctx.choice(free), ctx.person(exclude=exclude), [contact]
 
 
 def _reschedule_plan(ctx: FamilyContext) -> Json | None:
@@ -378,29 +451,37 @@ def _reschedule_plan(ctx: FamilyContext) -> Json | None:
     if picked is None:
         return None
     group, window = picked
+    everyone = [ctx.user, *group]
     minutes = ctx.choice([30, 45, 60])
-    emails = [ctx.user.email] + [p.email for p in group]
+    emails = [p.email for p in everyone]
     side = _side_meetings(ctx, group, day)
-    starts = _free_starts(_workspace(ctx, CALENDAR, side)[0], emails, window, minutes)
+    starts = _free_starts(ctx, _workspace(ctx, CALENDAR, side)[0], everyone, window, minutes)
     half_hour, three_hours = timedelta(minutes=30), timedelta(minutes=180)
     pairs = [(s, g) for s in starts for g in starts if half_hour <= g - s <= three_hours]
     if not pairs:
         return None
     start, new_start = ctx.choice(pairs)
-    title = ctx.choice(OWN_MEETINGS)
+    taken = _titles_near(_workspace(ctx, CALENDAR, [])[0], *_user_day(ctx, day))
+    titles = [t for t in _own_titles(ctx) if t not in taken]
+    found = _call(ctx, emails, taken)
+    if not titles or found is None:
+        return None
+    title, (call, host, guests) = ctx.choice(titles), found
     responses = [(p.email, ctx.choice(["accepted", "accepted", "tentative"])) for p in group]
     end = start + timedelta(minutes=minutes)
-    meeting = _event(ctx.user, title, start, end, responses, description=f"Regular {title.lower()}.")
-    host = ctx.person(exclude=emails)
-    company = ctx.person(internal=False)
-    call = ctx.choice(IMPORTANT_CALLS).format(company=company.company)
-    clash = _event(host, call, start, new_start, [(ctx.user.email, "accepted"), (company.email, "accepted")])
+    meeting = _event(
+        ctx.user, title, start, end, responses, description=f"Regular {title[:1].lower()}{title[1:]}."
+    )
+    invited = [(ctx.user.email, "accepted")] + [(g.email, "accepted") for g in guests]
+    clash = _event(host, call, start, new_start, invited)
     ops = [*side, meeting, clash]
     ws, results = _workspace(ctx, CALENDAR, ops)
     meeting_id = results[len(side)]["id"]
-    after = _free_starts(ws, emails, (start, window[1]), minutes, step=15, ignore=meeting_id)
-    if not after or after[0] != new_start:
-        return None
+    rest = (start, _user_day(ctx, day)[1])
+    for reading in ("own", "default"):
+        after = _free_starts(ctx, ws, everyone, rest, minutes, 15, meeting_id, reading)
+        if not after or after[0] != new_start:
+            return None
     return {
         "day": day,
         "group": group,
@@ -415,25 +496,48 @@ def _reschedule_plan(ctx: FamilyContext) -> Json | None:
     }
 
 
-@family("reschedule_conflict", capability_id="scheduling_constraints", services=CALENDAR)
+def _reschedule_request(ctx: FamilyContext, plan: Json) -> str:
+    title, call, host, when = plan["title"], plan["call"], plan["host"], _day_text(plan["day"])
+    steps = ctx.choice(
+        [
+            (
+                f"Move my '{title}' on {when} to the first time after '{call}' ends, the same day, when "
+                "everyone invited is free and within their working hours.",
+                "Keep the same people and the same length.",
+            ),
+            (
+                f"Shift '{title}' ({when}) to the earliest slot after '{call}' that day where all the "
+                "attendees are free and at work.",
+                "Leave the invitees and the duration as they are.",
+            ),
+            (
+                f"Push my '{title}' on {when} back to the first free time after '{call}', the same day, "
+                "that suits everyone invited during their working hours.",
+                "Keep who is invited and how long it is.",
+            ),
+        ]
+    )
+    context = ctx.choice(
+        [
+            f"{host.name} just put '{call}' on my calendar, and it clashes with my '{title}'.",
+            f"'{call}' now overlaps my '{title}'.",
+            f"{_first(host)} booked '{call}' right on top of my '{title}'.",
+        ]
+    )
+    short = f"Move my '{title}' on {when} to the first slot after '{call}' that day that suits everyone"
+    return request(ctx, Ask(steps=steps, context=context, short=short))
+
+
+@family("reschedule_conflict", capability_id="scheduling_constraints", services=CALENDAR, worlds=True)
 def reschedule_conflict(ctx: FamilyContext) -> Task:
     """A meeting the user organizes now clashes with an important call; move it to the first
     time after the call, the same day, that suits every attendee. More items: more attendees;
-    more distractors: the user's other meetings with them, which must not move."""
+    more distractors: the user's other meetings with them, which must not move. Runs on every
+    world."""
     plan = _retry(_reschedule_plan, ctx, "meeting with a later free slot")
     day, minutes, title, call = plan["day"], plan["minutes"], plan["title"], plan["call"]
-    meeting_id, new_start, host = plan["meeting_id"], plan["new_start"], plan["host"]
-    request = ctx.choice(
-        [
-            f"{host.name} just put '{call}' on my calendar for {_day_text(day)}, and it clashes with "
-            f"my '{title}'. Please move '{title}' to the first time after that call, the same day, when "
-            "everyone invited is free and within their working hours (09:00-17:00 local). Same people, "
-            "same length.",
-            f"'{call}' ({_day_text(day)}) overlaps my '{title}' now. Can you shift '{title}' to the next "
-            "slot after the call ends that day where all attendees are free and inside 09:00-17:00 in "
-            "their own time zones? Keep the invitees and the duration.",
-        ]
-    )
+    meeting_id, new_start = plan["meeting_id"], plan["new_start"]
+    text = _reschedule_request(ctx, plan)
     emails = sorted(p.email for p in plan["group"])
     me = {"id": meeting_id}
     new_end = format_time(new_start + timedelta(minutes=minutes))
@@ -483,5 +587,5 @@ def reschedule_conflict(ctx: FamilyContext) -> Task:
         services=CALENDAR,
         operations=plan["ops"],
         title=f"Move '{title}' out of a clash with '{call}'",
-        turns=[{"user": request, "checks": checks, "solution": solution}],
+        turns=[{"user": text, "checks": checks, "solution": solution}],
     )
