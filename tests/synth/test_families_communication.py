@@ -12,6 +12,7 @@ from coworkenv.rollout import SeedCache
 from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.runner import reference_footprint, run_episode
+from coworkenv.rollout.seeding import seed_workspace
 from coworkenv.rollout.validation import validate_task
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.task import Task, Turn
@@ -81,7 +82,7 @@ def test_mail_answer_figure_asks_each_figure_of_the_asker(seed: int) -> None:
         assert len(checks) == level.items
         (request,) = ops(task, "deliver_inbound")
         (reply,) = steps_of(task, "mail_reply")
-        in_thread = "reply in that thread" in task.turns[0].user
+        in_thread = "thread" in task.turns[0].user  # only an in-thread request mentions it
         for check in checks:
             assert check.type == "mail_sent" and check.to == [request["from_addr"]]
             assert (check.thread_of, check.reply) == (reply.arguments["message_id"], in_thread)
@@ -112,15 +113,23 @@ def test_ticket_status_report_wants_the_count_and_the_oldest_open_ticket(seed: i
 def test_mail_bulk_archive(seed: int) -> None:
     for level in (EASY, HARD):
         task = build_task("mail_bulk_archive", seed, level)
+        (search,) = steps_of(task, "mail_search_messages")
+        domain, before = search.arguments["sender"], search.arguments["before"]
+        ws = seed_workspace(task)
+        inbox = ws.rows("mail_messages", "owner = ? AND folder = 'inbox'", [task.user_email])
+        old = {r["id"] for r in inbox if r["from_addr"].endswith("@" + domain) and r["sent_at"][:10] < before}
+        newer = {r["id"] for r in inbox if r["from_addr"].endswith("@" + domain)} - old
+        planted = {r["id"] for r in ws.rows("mail_messages", "id > 200")}  # the demo mailbox holds 200
+        assert planted == set(range(201, 201 + level.items + level.distractors))
+        assert len(planted & old) == level.items and len(planted - old) == level.distractors
         archived = turn_checks(task, "archived-")
-        assert len(archived) == level.items
+        # the seed's old issues of that newsletter are archived too
+        assert {c.where["id"] for c in archived} == old
         assert all(c.column == "folder" and c.value == "archive" and not c.is_guard for c in archived)
         (stay,) = turn_checks(task, "others-stay")
         assert stay.is_guard  # it holds before the agent acts
-        assert stay.value == level.distractors == len(stay.where["id"]["in"])
-        assert len(steps_of(task, "mail_move_message")) == level.items
-        ids = {c.where["id"] for c in archived} | set(stay.where["id"]["in"])
-        assert len(ids) == level.items + level.distractors
+        assert set(stay.where["id"]["in"]) == (planted - old) | newer
+        assert len(steps_of(task, "mail_move_message")) == len(old)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -9,6 +9,7 @@ from typing import Any
 from coworkenv.servers.demo import DemoPerson
 
 from ...family import FamilyContext
+from ...phrasing import first_name
 
 NO_DELETE_RULE = "Do not delete anything."
 
@@ -30,7 +31,8 @@ def _ago(ctx: FamilyContext, days: float = 0, hours: float = 0) -> str:
 
 
 def _first(person: DemoPerson) -> str:
-    return person.name.split()[0]
+    """The person's given name, never a title ("Dr. Ana Ruiz" -> "Ana")."""
+    return first_name(person.name)
 
 
 def _rules(ctx: FamilyContext, *extra: str) -> dict[str, Any]:

@@ -8,17 +8,64 @@ from typing import Any
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
+from ...phrasing import Ask, greeting, request
 from ._figures import _figure_mail_checks, _figure_reply_steps, _figure_request, _plan_figures
 from ._shared import _ago, _first, _ids, _mail_sent, _number, _op, _rules
 
 MANAGER_TITLES = ("CEO", "COO", "Head of Sales", "Finance Director", "Engineering Manager")
 
 
-@family("mail_answer_figure", capability_id="find_and_report", services=["mail", "files"])
+def _figure_ask(ctx: FamilyContext, figures: Any, asker: Any, in_thread: bool) -> Ask:
+    """The user's request to answer `asker`'s mail; only an in-thread one mentions the thread."""
+    first, metric, period = _first(asker), figures.target.metric.name, figures.target.period
+    if in_thread:
+        return ctx.choice(
+            [
+                Ask(
+                    steps=(
+                        f"Look up the figures {first} asked me for by mail.",
+                        f"Reply to {first} in that thread.",
+                    ),
+                    context="They should be in one of our reports.",
+                    short=f"reply to {first}'s figures question in the thread",
+                ),
+                Ask(
+                    steps=(
+                        "Find the final figures in our files.",
+                        f"Answer {first} in the same thread as the request.",
+                    ),
+                    context=f"{asker.name} needs the {period} {metric}.",
+                    short=f"answer {first}'s {metric} question in the same thread",
+                ),
+            ]
+        )
+    return ctx.choice(
+        [
+            Ask(
+                steps=(f"Answer {asker.name}'s mail from this morning.",),
+                context="The numbers are in one of our reports.",
+                short=f"answer {first}'s mail about the {metric}",
+            ),
+            Ask(
+                steps=(f"Get {first} the right figures from our files.",),
+                context=f"The question is about the {metric}.",
+                short=f"send {first} the {metric} figures",
+            ),
+            Ask(
+                steps=(f"Send {first} the final {period} {metric} figures they asked for.",),
+                context=f"{first} mailed me about it earlier today.",
+                short=f"send {first} the {period} {metric}",
+            ),
+        ]
+    )
+
+
+@family("mail_answer_figure", capability_id="find_and_report", services=["mail", "files"], worlds=True)
 def mail_answer_figure(ctx: FamilyContext) -> Task:
     """A colleague asks by mail for figures from a report; the agent finds the final report
     among look-alikes (the draft, other periods, other metrics) and replies in the thread.
-    Difficulty: how many figures are asked for, how many look-alike files."""
+    The reports belong to the world's teams and are in its currency. Difficulty: how many
+    figures are asked for, how many look-alike files."""
     asker = ctx.person(internal=True)
     figures = _plan_figures(ctx, ctx.difficulty.items, ctx.difficulty.distractors)
     subject, body = _figure_request(ctx, figures, asker)
@@ -34,19 +81,8 @@ def mail_answer_figure(ctx: FamilyContext) -> Task:
         )
     )
     request_id = ctx.plant(["mail", "files"], operations)[-1]["id"]
-    reply = f"Hi {_first(asker)},\n\n{figures.answer_text()}\n\nBest,\n{_first(ctx.user)}"
+    reply = f"{greeting(asker)}\n\n{figures.answer_text()}\n\nBest,\n{_first(ctx.user)}"
     in_thread = ctx.rng.random() < 0.4
-    user = (
-        f"{_first(asker)} asked me for some figures by mail. Please look them up and reply in that thread."
-        if in_thread
-        else ctx.choice(
-            [
-                f"Can you answer {asker.name}'s mail from this morning? The numbers are in one of our reports.",
-                f"Please get {_first(asker)} the right figures from our files for the question about the "
-                f"{figures.target.metric.name}.",
-            ]
-        )
-    )
     return ctx.task(
         capability_id="find_and_report",
         services=["mail", "files"],
@@ -55,7 +91,7 @@ def mail_answer_figure(ctx: FamilyContext) -> Task:
         context=_rules(ctx),
         turns=[
             {
-                "user": user,
+                "user": request(ctx, _figure_ask(ctx, figures, asker, in_thread)),
                 "checks": _figure_mail_checks("reply-figure", figures, asker.email, request_id, in_thread),
                 "solution": _figure_reply_steps(figures, request_id, reply, figures.target.metric.name),
             }
@@ -170,6 +206,50 @@ def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: i
     )
 
 
+def _status_ask(ctx: FamilyContext, manager: Any, short: str, in_thread: bool) -> Ask:
+    """The user's request to answer the manager; only an in-thread one mentions the thread."""
+    first = _first(manager)
+    if in_thread:
+        return ctx.choice(
+            [
+                Ask(
+                    steps=(
+                        f"Look up what {first} asked me by mail about the open tickets.",
+                        f"Reply to {first} in that thread.",
+                    ),
+                    context="It should all be in the ticket system.",
+                    short=f"reply to {first}'s open tickets question in the thread",
+                ),
+                Ask(
+                    steps=(
+                        f"Check how many tickets are open {short} and which is the oldest.",
+                        "Answer in the same thread as the question.",
+                    ),
+                    context=f"{manager.name} wants a status check.",
+                    short=f"answer {first} in the thread: open tickets {short}",
+                ),
+            ]
+        )
+    return ctx.choice(
+        [
+            Ask(
+                steps=(f"Answer {manager.name}'s mail about the open tickets {short}.",),
+                short=f"answer {first}'s mail about the open tickets {short}",
+            ),
+            Ask(
+                steps=(f"Send {first} the count of open tickets {short} and the oldest one.",),
+                context=f"{first} asked me by mail.",
+                short=f"tell {first} how many tickets are open {short}",
+            ),
+            Ask(
+                steps=(f"Get back to {first} on the open tickets {short}.",),
+                context=f"{first} needs the numbers for a call.",
+                short=f"get {first} the open ticket count {short}",
+            ),
+        ]
+    )
+
+
 @family("ticket_status_report", capability_id="find_and_report", services=["tickets", "mail"], worlds=True)
 def ticket_status_report(ctx: FamilyContext) -> Task:
     """A manager asks by mail how many open tickets a customer (or a new queue) has and which
@@ -261,11 +341,7 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
         f"Hi {_first(manager)},\n\nWe have {n_open} open tickets {short} right now. The oldest open one is "
         f"#{oldest}, opened on {opened[oldest][:10]}.\n\nBest,\n{_first(ctx.user)}"
     )
-    user = (
-        f"{_first(manager)} mailed me a question about open tickets. Please find out and reply in that thread."
-        if in_thread
-        else f"Please answer {manager.name}'s mail about the open tickets {short}."
-    )
+    user = request(ctx, _status_ask(ctx, manager, short, in_thread))
     return ctx.task(
         capability_id="find_and_report",
         services=["tickets", "mail"],

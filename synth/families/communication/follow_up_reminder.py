@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import _ago, _first, _ids, _iso, _mail_sent, _op, _rules, _when
+from ...phrasing import Ask, first_name, greeting, request
+from ._shared import _ago, _ids, _iso, _mail_sent, _op, _rules, _when
 
-PROJECTS = (
-    ("the Q2 support staffing plan", "Q2 staffing"),
-    ("the support handbook refresh", "Handbook refresh"),
-    ("the customer portal launch checklist", "Portal launch"),
-    ("the 2026 training budget", "Training budget"),
-    ("the yearly SLA review", "SLA review"),
-)
 ASKS = (
-    "your team's availability in April",
+    "your team's availability in {month}",
     "your input on the scope section of the draft",
     "the updated headcount numbers",
     "your sign-off on the draft",
@@ -34,17 +29,75 @@ ANSWERS = (
     "Sure, the numbers are in the attached sheet; nothing unusual.",
     "Thanks for the reminder, here is what I have.",
 )
+REMINDERS = (
+    "just a friendly reminder about my mail below: could you send me {ask} when you get a chance?",
+    "a quick nudge on my mail below. I still need {ask}; could you send it over this week?",
+    "following up on my note below: do you have {ask} for me yet?",
+)
 
 
-@family("mail_chase_unanswered", capability_id="follow_up_reminder", services=["mail"])
+def _projects(ctx: FamilyContext) -> list[tuple[str, str]]:
+    """(what the mails are about, the subject prefix), in the world's words and dates."""
+    start = ctx.start
+    quarter = (start.month - 1) // 3 + 2
+    year = start.year + (quarter > 4)
+    quarter = (quarter - 1) % 4 + 1
+    desk = ctx.the_world.team("desk")
+    return [
+        (f"the Q{quarter} {year} staffing plan", f"Q{quarter} staffing"),
+        (f"the {desk} handbook refresh", "Handbook refresh"),
+        (f"the {start.year} training budget", "Training budget"),
+        ("the yearly process review", "Process review"),
+        ("the team offsite agenda", "Team offsite"),
+    ]
+
+
+def _ask(ctx: FamilyContext, project: str, prefix: str) -> Ask:
+    short = f"chase the unanswered '{prefix}' mails in their threads"
+    return ctx.choice(
+        [
+            Ask(
+                steps=(
+                    "Send a polite follow-up in every thread that still has no reply.",
+                    "Leave the answered ones alone.",
+                ),
+                context=f"Last week I mailed several colleagues about {project}; the subjects start with "
+                f"'{prefix}:'.",
+                short=short,
+            ),
+            Ask(
+                steps=(
+                    f"Nudge everyone who has not answered my '{prefix}' mails with a friendly reminder in the "
+                    "same thread.",
+                    "Skip the people who already replied.",
+                ),
+                context=f"Some people never got back to me about {project}.",
+                short=short,
+            ),
+            Ask(
+                steps=(
+                    f"Reply to each unanswered '{prefix}' mail of mine with a short reminder, in its thread.",
+                    "Do not write to anyone who has already answered.",
+                ),
+                context=f"I'm still waiting on answers about {project}.",
+                short=short,
+            ),
+        ]
+    )
+
+
+@family("mail_chase_unanswered", capability_id="follow_up_reminder", services=["mail"], worlds=True)
 def mail_chase_unanswered(ctx: FamilyContext) -> Task:
     """The user mailed several colleagues about a project; some answered in the thread. The
     agent sends a polite follow-up in each unanswered thread only. Difficulty: unanswered
-    threads (items) and answered ones (distractors)."""
-    project, prefix = ctx.choice(PROJECTS)
-    n_open, n_done = ctx.difficulty.items, ctx.difficulty.distractors
-    people = ctx.rng.sample(ctx.people(internal=True), n_open + n_done)
-    asks = ctx.rng.sample(list(ASKS), n_open + n_done)
+    threads (items) and answered ones (distractors), as many as the world has colleagues."""
+    project, prefix = ctx.choice(_projects(ctx))
+    colleagues = ctx.people(internal=True)
+    n_open = min(ctx.difficulty.items, len(colleagues) - 1)
+    n_done = min(ctx.difficulty.distractors, len(colleagues) - n_open)
+    people = ctx.rng.sample(colleagues, n_open + n_done)
+    month_name = (ctx.start.replace(day=1) + timedelta(days=32)).strftime("%B")
+    asks = [a.format(month=month_name) for a in ctx.rng.sample(list(ASKS), n_open + n_done)]
     plan = [(p, a, i < n_open) for i, (p, a) in enumerate(zip(people, asks, strict=True))]
     ctx.rng.shuffle(plan)
     operations: list[dict[str, Any]] = []
@@ -57,8 +110,8 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
                 folder="sent",
                 to=[person.email],
                 subject=f"{prefix}: {ask}",
-                body=f"Hi {_first(person)},\n\nfor {project} I need {ask}. Could you send it over by the end of "
-                f"the week?\n\nThanks,\n{_first(ctx.user)}",
+                body=f"{greeting(person)}\n\nfor {project} I need {ask}. Could you send it over by the end of "
+                f"the week?\n\nThanks,\n{first_name(ctx.user.name)}",
                 sent_at=_iso(sent),
             )
         )
@@ -77,7 +130,7 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
                 to=[ctx.user.email],
                 in_reply_to=sent_id,
                 subject=f"Re: {prefix}: {ask}",
-                body=f"Hi {_first(ctx.user)},\n\n{ctx.choice(ANSWERS)}\n\n{_first(person)}",
+                body=f"{greeting(ctx.user)}\n\n{ctx.choice(ANSWERS)}\n\n{first_name(person.name)}",
                 sent_at=_ago(ctx, days=ctx.rng.randint(1, 4), hours=ctx.rng.randint(0, 6)),
                 is_read=ctx.rng.random() < 0.6,
             )
@@ -85,7 +138,7 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
     operations += answers
     planted = _ids(ctx.plant(["mail"], operations))
     last = planted[-1]
-    open_threads = [(p, sid) for (p, _, u), sid in zip(plan, sent_ids, strict=True) if u]
+    open_threads = [(p, a, sid) for (p, a, u), sid in zip(plan, sent_ids, strict=True) if u]
     done_threads = [sid for (_, _, u), sid in zip(plan, sent_ids, strict=True) if not u]
     checks = [
         _mail_sent(
@@ -95,7 +148,7 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
             thread_of=sid,
             reply=True,
         )
-        for i, (person, sid) in enumerate(open_threads)
+        for i, (person, _, sid) in enumerate(open_threads)
     ]
     checks.append(
         {
@@ -112,32 +165,23 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
         {"tool": "mail_search_messages", "arguments": {"query": prefix, "folder": "sent"}},
         {"tool": "mail_search_messages", "arguments": {"query": prefix, "folder": "inbox"}},
     ]
-    for person, sid in open_threads:
+    for person, ask, sid in open_threads:
+        reminder = ctx.choice(REMINDERS).format(ask=ask)
         solution.append({"tool": "mail_get_thread", "arguments": {"thread_id": sid}})
         solution.append(
             {
                 "tool": "mail_reply",
                 "arguments": {
                     "message_id": sid,
-                    "body": f"Hi {_first(person)},\n\njust a friendly reminder about my mail below: could you send "
-                    f"me {dict((p.email, a) for p, a, _ in plan)[person.email]} when you get a chance?\n\n"
-                    f"Thanks a lot,\n{_first(ctx.user)}",
+                    "body": f"{greeting(person)}\n\n{reminder}\n\nThanks a lot,\n{first_name(ctx.user.name)}",
                 },
             }
         )
-    user = ctx.choice(
-        [
-            f"Last week I mailed several colleagues about {project} (the subjects start with '{prefix}:'). Please "
-            "send a polite follow-up in every thread that still has no reply, and leave the answered ones alone.",
-            f"Some people never answered my '{prefix}' mails from last week. Nudge each of them with a friendly "
-            "reminder in the same thread; the ones who replied need nothing.",
-        ]
-    )
     return ctx.task(
         capability_id="follow_up_reminder",
         services=["mail"],
         operations=operations,
         title=f"Follow up on the unanswered '{prefix}' requests",
         context=_rules(ctx),
-        turns=[{"user": user, "checks": checks, "solution": solution}],
+        turns=[{"user": request(ctx, _ask(ctx, project, prefix)), "checks": checks, "solution": solution}],
     )
