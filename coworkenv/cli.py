@@ -827,6 +827,20 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed of the task plan and the families."
 )
+@click.option(
+    "--worlds",
+    type=click.IntRange(1),
+    default=None,
+    help="Worlds the slots are spread over: the demo company and N-1 generated organizations going "
+    "round the industry profiles; only families that run on every world leave the demo company "
+    "(procedural generator; default 50; 1: the demo company only).",
+)
+@click.option(
+    "--mix",
+    help="Shares of the slots by kind of task, e.g. single=0.40,multi=0.35,workday=0.25 "
+    "(weights, divided by their sum; default single=0.6,multi=0.2,workday=0.2, where a kind "
+    "with no family gives its share to the nearest one).",
+)
 @click.option("--judge-model", help="Model of an LLM judge of each validated draft (default: no judge).")
 @click.option("--judge-base-url", help="OpenAI-compatible endpoint of the judge (default: --base-url).")
 @click.option(
@@ -867,6 +881,8 @@ def synth(
     max_rounds: int,
     concurrency: int | None,
     seed: int,
+    worlds: int | None,
+    mix: str | None,
     judge_model: str | None,
     judge_base_url: str | None,
     min_judge_score: float,
@@ -886,11 +902,21 @@ def synth(
     from coworkenv.synth.funnel import build_funnel, print_funnel, write_funnel
     from coworkenv.synth.generators import LLMGenerator, ProceduralGenerator
     from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
+    from coworkenv.synth.plan import DEFAULT_WORLDS, PlanError, parse_mix
 
+    try:
+        shares = parse_mix(mix) if mix is not None else None
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
     chosen: Any
     if generator == "llm":
         if not model:
             raise click.UsageError("--generator llm needs --model")
+        if worlds is not None:
+            raise click.UsageError(
+                "--worlds spreads the procedural families over worlds; --generator llm gives each slot "
+                "its own scene (the demo company and the generated organizations in turn)"
+            )
         with _endpoint_errors():
             anyio.run(_check_endpoints, [base_url], api_key_env)
             chosen = LLMGenerator(model, base_url=base_url, api_key_env=api_key_env)
@@ -932,6 +958,8 @@ def synth(
                     max_rounds=max_rounds,
                     concurrency=concurrency,
                     seed=seed,
+                    mix=shares,
+                    worlds=worlds or DEFAULT_WORLDS,
                     judge=judge,
                     probe=probe,
                     progress=show,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, get_args
 
 from coworkenv.servers import get_service
 from coworkenv.servers.demo import (
@@ -78,6 +78,10 @@ class FamilyContext:
     difficulty: Difficulty = field(default_factory=Difficulty)
     world: World | None = None
     """The world the task happens in; None: the demo company of demo seed `seed % 4`."""
+    prelude: Sequence[dict[str, Any]] = ()
+    """World operations planted before the family's own (the seeds of earlier segments of a
+    composed day, see `synth.compose`): `plant` and `seeded` apply them first, so the ids a
+    family reads are those its operations get after them."""
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.family}:{self.seed}")
@@ -152,6 +156,9 @@ class FamilyContext:
             else _world_snapshot(self.the_world, chosen)
         )
         ws = snapshot.fork()
+        for op in self.prelude:  # ids in a service depend on that service's rows only
+            if op["service"] in chosen:
+                get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
         results = [
             get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
             for op in operations
@@ -208,6 +215,11 @@ def _northwind(demo_seed: int) -> World:
     return northwind_world(demo_seed)
 
 
+Kind = Literal["single", "multi", "workday"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+"""Kinds of task: `single` (one request), `multi` (a few turns), `workday` (a long multi-turn day)."""
+
+
 @dataclass(frozen=True)
 class Family:
     name: str
@@ -218,6 +230,8 @@ class Family:
     worlds: bool = False
     """Whether the family takes its names from `ctx.world` and so runs on every world (else it
     assumes the demo company's names and synthesis keeps it on the demo company)."""
+    kind: Kind = "single"
+    """What kind of task it builds: one request, a few turns, or a workday (synthesis's `--mix`)."""
 
 
 FAMILIES: dict[str, Family] = {}
@@ -230,15 +244,23 @@ def family(
     services: Sequence[str],
     multi_turn: bool = False,
     worlds: bool = False,
+    kind: Kind | None = None,
 ) -> Callable[[Callable[[FamilyContext], Task]], Callable[[FamilyContext], Task]]:
     """Register a family under `name` for a capability of the taxonomy; `worlds=True` when it
-    runs on every world (see `Family.worlds`)."""
+    runs on every world (see `Family.worlds`); `kind` defaults to "multi" for a multi-turn
+    family, else "single"."""
     capability(capability_id)  # unknown capabilities fail at import time
+    chosen: Kind = kind or ("multi" if multi_turn else "single")
+    if chosen not in KINDS or (chosen == "single") == multi_turn:
+        raise ValueError(
+            f"family {name!r}: kind {chosen!r} does not fit multi_turn={multi_turn}; "
+            "a single family has one turn, a multi or workday family several"
+        )
 
     def register(build: Callable[[FamilyContext], Task]) -> Callable[[FamilyContext], Task]:
         if name in FAMILIES:
             raise ValueError(f"family {name!r} is registered twice")
-        FAMILIES[name] = Family(name, capability_id, tuple(services), multi_turn, build, worlds)
+        FAMILIES[name] = Family(name, capability_id, tuple(services), multi_turn, build, worlds, chosen)
         return build
 
     return register

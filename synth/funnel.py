@@ -4,7 +4,6 @@ how strong the kept tasks' verifiers are, and how diverse the kept set is."""
 from __future__ import annotations
 
 import html
-import re
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -15,9 +14,10 @@ from rich.table import Table
 
 from coworkenv.task import Task
 
+from .diversity import Diversity, Lengths, diversity
+from .diversity import request_template as request_template  # part of the report's API
+from .family import KINDS
 from .pipeline import DraftRecord, funnel_counts
-
-EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 #: What passing each funnel stage means, for the terminal and the page.
 STAGE_DETAILS = {
@@ -45,24 +45,6 @@ class CapabilityFunnel(BaseModel):
     failures: dict[str, int] = Field(description="Drafts that stopped at each stage")
 
 
-class Diversity(BaseModel):
-    coverage: dict[str, dict[str, int]] = Field(description="capability -> service -> kept tasks")
-    distinct_people: int
-    distinct_openings: int = Field(description="Distinct first four words of the first user message")
-    instruction_words: dict[str, float] = Field(
-        description="min, median, max words in user messages per task"
-    )
-    multi_turn: int
-    single_turn: int
-    distinct_templates: int = Field(
-        default=0, description="Distinct first user messages once names, addresses and numbers are blanked"
-    )
-    distinct_tool_sequences: int = Field(
-        default=0, description="Distinct sequences of reference-solution tools"
-    )
-    distinct_worlds: int = Field(default=0, description="Distinct seed worlds (procedural base and user)")
-
-
 class KeptTask(BaseModel):
     """One kept task: the rounds it took and the strength of its verifier."""
 
@@ -80,6 +62,15 @@ class KeptTask(BaseModel):
     probe: str | None = Field(default=None, description="Probe attempts passed, e.g. '1/2' (pass@k > 0)")
 
 
+class PlannedSlots(BaseModel):
+    """What the plan asked of the slots (from drafts.jsonl): kinds and worlds, before validation."""
+
+    kinds: dict[str, int] = Field(default_factory=dict, description="Slots by kind")
+    worlds: int = Field(default=0, description="Distinct worlds the slots were planned on")
+    industries: int = Field(default=0, description="Distinct industries of those worlds")
+    on_generated_worlds: int = Field(default=0, description="Slots on a generated organization")
+
+
 class Funnel(BaseModel):
     slots: int
     drafts: int
@@ -94,7 +85,28 @@ class Funnel(BaseModel):
     unfinished: int = Field(
         default=0, description="Slots whose last round met an endpoint failure (a rerun fills them)"
     )
+    planned: PlannedSlots = Field(default_factory=PlannedSlots)
     diversity: Diversity
+
+
+def planned_slots(records: list[DraftRecord]) -> PlannedSlots:
+    """The kinds and worlds of the slots' plans (slots drafted before plans were recorded are left out)."""
+    from coworkenv.worlds import DEMO, PROFILES
+
+    plans = [r.request for r in _last_rounds(records) if r.request is not None]
+    kinds = Counter(p.kind for p in plans)
+    worlds = {p.world for p in plans if p.world is not None}
+    industries = {
+        DEMO if w == DEMO else PROFILES[w.split(":")[0]].industry
+        for w in worlds
+        if w == DEMO or w.split(":")[0] in PROFILES
+    }
+    return PlannedSlots(
+        kinds={k: kinds[k] for k in KINDS if kinds[k]},
+        worlds=len(worlds),
+        industries=len(industries),
+        on_generated_worlds=sum(p.world not in (None, DEMO) for p in plans),
+    )
 
 
 def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
@@ -136,6 +148,7 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
         rounds_to_keep=dict(sorted(rounds.items())),
         kept_tasks=kept_rows,
         unfinished=sum(r.infrastructure for r in _last_rounds(records)),
+        planned=planned_slots(records),
         diversity=diversity(kept),
     )
 
@@ -147,48 +160,36 @@ def _last_rounds(records: list[DraftRecord]) -> list[DraftRecord]:
     return list(last.values())
 
 
-_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][\w'-]+")
-_NUMBER = re.compile(r"[$€£#]?\d[\d,.:/-]*")
-
-
-def request_template(text: str) -> str:
-    """A user message with its particulars blanked (addresses, numbers, names written with a
-    capital inside a sentence), so two requests that differ only in them read the same."""
-    text = EMAIL.sub("<email>", text)
-    text = _NUMBER.sub("<n>", text)
-    text = _NAME.sub("<name>", text)
-    return " ".join(text.lower().split())
-
-
-def diversity(kept: list[Task]) -> Diversity:
-    coverage: dict[str, dict[str, int]] = {}
-    people: set[str] = set()
-    openings: set[str] = set()
-    lengths = []
-    for task in kept:
-        for cap in task.capabilities:
-            for service in task.services:
-                coverage.setdefault(cap, {}).setdefault(service, 0)
-                coverage[cap][service] += 1
-        text = " ".join(t.user for t in task.turns)
-        people |= set(EMAIL.findall(text + " " + task.seed.model_dump_json()))
-        openings.add(" ".join(task.turns[0].user.lower().split()[:4]))
-        lengths.append(len(text.split()))
-    stats = (
-        {"min": min(lengths), "median": statistics.median(lengths), "max": max(lengths)} if lengths else {}
+def lengths_text(lengths: Lengths) -> str:
+    """Medians of reference solutions for people: "median 2 turns, 6 tool calls (12 tasks)"."""
+    if not lengths.tasks:
+        return "none"
+    return (
+        f"median {lengths.median_turns:g} turns, {lengths.median_tool_calls:g} tool calls "
+        f"({lengths.tasks} tasks)"
     )
-    multi = sum(t.is_multi_turn for t in kept)
-    return Diversity(
-        coverage=coverage,
-        distinct_people=len(people),
-        distinct_openings=len(openings),
-        instruction_words=stats,
-        multi_turn=multi,
-        single_turn=len(kept) - multi,
-        distinct_templates=len({request_template(t.turns[0].user) for t in kept}),
-        distinct_tool_sequences=len({tuple(s.tool for turn in t.turns for s in turn.solution) for t in kept}),
-        distinct_worlds=len({(t.seed.procedural.model_dump_json(), t.user_email) for t in kept}),
-    )
+
+
+def diversity_rows(funnel: Funnel) -> list[tuple[str, str]]:
+    """The diversity figures as (figure, value) lines, for the terminal and the page."""
+    d, plan = funnel.diversity, funnel.planned
+    kinds = ", ".join(f"{n} {k}" for k, n in d.kinds.items()) or "none"
+    planned_kinds = ", ".join(f"{n} {k}" for k, n in plan.kinds.items()) or "-"
+    return [
+        ("worlds", f"{d.distinct_worlds} ({d.distinct_industries} industries)"),
+        (
+            "planned worlds",
+            f"{plan.worlds} ({plan.industries} industries); {plan.on_generated_worlds} slots on "
+            f"generated organizations; slots by kind: {planned_kinds}",
+        ),
+        ("kinds", f"{kinds}; multi-turn share {d.multi_turn_share:.2f}"),
+        ("request templates", f"{d.distinct_templates} distinct; the most used {d.max_template_uses} times"),
+        ("distinct-bigram ratio", f"{d.bigram_ratio:.3f} of user-message word bigrams"),
+        ("tool-call sequences", f"{d.distinct_tool_sequences} distinct"),
+        ("reference solutions", lengths_text(d.overall)),
+        ("workdays", lengths_text(d.workdays)),
+        ("people, openings", f"{d.distinct_people} distinct people, {d.distinct_openings} distinct openings"),
+    ]
 
 
 def words_text(words: dict[str, float]) -> str:
@@ -244,6 +245,12 @@ def print_funnel(funnel: Funnel, console: Console) -> None:
                 classes_text(row.acceptance_rates),
             )
         console.print(kept)
+    figures = Table(title="Diversity of the kept tasks")
+    figures.add_column("figure", no_wrap=True)
+    figures.add_column("value", overflow="fold")
+    for name, value in diversity_rows(funnel):
+        figures.add_row(name, value)
+    console.print(figures)
     d = funnel.diversity
     rates = [r for r in funnel.kill_rates.values() if r is not None]
     console.print(
@@ -323,6 +330,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;vertical-align:top}}.n{{text-align:
 <table><tr><th>task</th><th>capability</th><th>rounds</th><th>mutation kill rate</th><th>mutant classes killed</th><th>right variants accepted</th></tr>
 {kept or "<tr><td colspan='4'>none</td></tr>"}</table></section>
 <section id="diversity"><h2>Diversity of the kept tasks</h2>
+<table>{"".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in diversity_rows(funnel))}</table>
 <p>{d.single_turn} single-turn, {d.multi_turn} multi-turn; {d.distinct_people} distinct people;
 {d.distinct_openings} distinct openings; {d.distinct_templates} request templates; {d.distinct_tool_sequences} tool
 sequences; {d.distinct_worlds} worlds; instruction length {e(words_text(d.instruction_words))}.</p>

@@ -21,10 +21,11 @@ from coworkenv.rollout.openai_client import (
     make_client,
 )
 from coworkenv.task import Task
+from coworkenv.worlds import DEMO, world_from_spec
 
 from . import families  # noqa: F401  (registers every family)
 from .capabilities import capability
-from .family import FAMILIES, Difficulty, build_task
+from .family import FAMILIES, Difficulty, Kind, build_task
 from .prompt import (
     EXAMPLE_HEADING,
     TOKEN_BUDGET,
@@ -39,7 +40,7 @@ from .prompt import (
 
 
 class DraftRequest(BaseModel):
-    """What to generate in one slot."""
+    """What to generate in one slot (see `synth.plan`)."""
 
     slot: int
     capability: str
@@ -47,6 +48,12 @@ class DraftRequest(BaseModel):
     difficulty: int = 1
     seed: int = 0
     services: list[str] | None = None
+    kind: Kind = "single"
+    family: str | None = None
+    """The procedural family to build from; None: the generator picks one of the capability."""
+    world: str | None = None
+    """The world as `NAME[:SIZE:SEED]` (`northwind`: the demo company, whose demo seed the
+    family's seed picks); None: the generator's own choice."""
 
 
 class Generator(Protocol):
@@ -75,11 +82,14 @@ class GenerationError(Exception):
 
 
 class ProceduralGenerator:
-    """Drafts from the parameterized families. A correction round draws a new seed of the
-    same family (a family's draft does not change with feedback)."""
+    """Drafts from the parameterized families, in the request's family and world when it names
+    them. A correction round draws a new seed of the same family (a family's draft does not
+    change with feedback)."""
 
     name = "procedural"
     model: str | None = None
+    places: bool = True
+    """It builds the family and world a request names, so plans give each slot both."""
 
     def families_for(self, capability_id: str) -> list[str]:
         names = sorted(n for n, f in FAMILIES.items() if f.capability == capability_id)
@@ -95,10 +105,23 @@ class ProceduralGenerator:
         round: int,
         kept: Sequence[Task] = (),
     ) -> str:
-        names = self.families_for(request.capability)
-        name = names[request.variant % len(names)]
+        if request.family is not None:
+            if request.family not in FAMILIES:
+                raise GenerationError(f"no procedural family {request.family!r}")
+            name = request.family
+        else:
+            names = self.families_for(request.capability)
+            name = names[request.variant % len(names)]
         seed = request.seed * 1000 + request.variant + 100_000 * round
-        return build_task(name, seed, Difficulty.level(request.difficulty)).model_dump_json()
+        place = None
+        if request.world is not None and request.world != DEMO:
+            try:
+                place = world_from_spec(request.world)
+            except ValueError as exc:
+                raise GenerationError(f"the slot's world {request.world!r}: {exc}") from exc
+        if place is not None and not FAMILIES[name].worlds:
+            raise GenerationError(f"family {name!r} runs only on the demo company, not on {request.world}")
+        return build_task(name, seed, Difficulty.level(request.difficulty), world=place).model_dump_json()
 
 
 class LLMGenerator:
@@ -108,6 +131,8 @@ class LLMGenerator:
     rounds the validation report in the same conversation."""
 
     name = "llm"
+    places = False
+    """It writes its own scene (`synth.prompt.scene_for`): plans name no family or world."""
 
     def __init__(
         self,

@@ -36,10 +36,11 @@ from coworkenv.rollout import SeedCache
 from coworkenv.rollout.validation import ValidationReport, validate_task
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
 
-from .capabilities import load_capabilities
 from .consistency import consistency_problems
 from .dedup import find_duplicate
 from .generators import DraftRequest, GenerationError, Generator
+from .plan import DEFAULT_WORLDS, Mix
+from .plan import plan_requests as plan_requests  # the pipeline's plan, importable from here
 
 if TYPE_CHECKING:
     from .judge import LLMJudge
@@ -111,6 +112,9 @@ class DraftRecord(BaseModel):
     )
     services: list[str] = Field(default_factory=list)
     seconds: float = 0.0
+    request: DraftRequest | None = Field(
+        default=None, description="The slot's plan (kind, family, world...): a resume drafts the same"
+    )
 
 
 class SynthState(BaseModel):
@@ -119,27 +123,6 @@ class SynthState(BaseModel):
     kept: int = 0
     rejected: int = 0
     unfinished: int = Field(default=0, description="Slots stopped by endpoint failures; a rerun retries them")
-
-
-def plan_requests(count: int, capabilities: list[str] | None, seed: int) -> list[DraftRequest]:
-    """`count` slots, capabilities in round robin, difficulty cycling easy/medium/hard."""
-    caps = capabilities or list(load_capabilities())
-    for c in caps:
-        if c not in load_capabilities():
-            raise ValueError(f"unknown capability {c!r}; known: {', '.join(load_capabilities())}")
-    requests = []
-    for slot in range(count):
-        variant = slot // len(caps)
-        requests.append(
-            DraftRequest(
-                slot=slot,
-                capability=caps[slot % len(caps)],
-                variant=variant,
-                difficulty=variant % 3,
-                seed=seed,
-            )
-        )
-    return requests
 
 
 _WORKER_CACHE = SeedCache()
@@ -225,7 +208,12 @@ async def evaluate_draft(
     """Validate one draft; the record says which funnel stages it passed and, if it failed,
     why (`reason`, the first failure) and everything found (`problems`)."""
     record = DraftRecord(
-        slot=request.slot, capability=request.capability, round=0, generator="", passed=["generated"]
+        slot=request.slot,
+        capability=request.capability,
+        round=0,
+        generator="",
+        passed=["generated"],
+        request=request,
     )
 
     def fail(stage: str, problems: list[str]) -> tuple[DraftRecord, None]:
@@ -300,20 +288,30 @@ async def synthesize(
     max_rounds: int = 3,
     concurrency: int | None = None,
     seed: int = 0,
+    mix: Mix | None = None,
+    worlds: int | None = DEFAULT_WORLDS,
     judge: LLMJudge | None = None,
     probe: Probe | None = None,
     progress: Callable[[SynthState, DraftRecord], None] | None = None,
 ) -> SynthState:
     """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable.
+    Slots are planned by `mix` (default `plan.DEFAULT_MIX`) and, for a generator that places
+    tasks (`places`: the procedural one), spread over `worlds` worlds (`plan.world_plan`; 1:
+    the demo company only). A slot already drafted keeps its recorded plan on a resume.
     An endpoint that keeps failing spends no round: the slot stops unfinished and a rerun
     fills it. `concurrency` slots are worked on at once (default: one per core); above 1,
     validation runs in worker processes."""
     workers = concurrency if concurrency is not None else os.cpu_count() or 1
     out = Path(out_dir)
+    planned = plan_requests(  # first: a plan that cannot be made leaves nothing behind
+        count, capabilities, seed, mix=mix, worlds=worlds, families=getattr(generator, "places", False)
+    )
     (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
     lost = repair_tasks(out)
-    finished = {r.slot for r in read_drafts(out) if r.final and not (r.kept and r.task_id in lost)}
-    requests = [r for r in plan_requests(count, capabilities, seed) if r.slot not in finished]
+    drafts = read_drafts(out)
+    finished = {r.slot for r in drafts if r.final and not (r.kept and r.task_id in lost)}
+    recorded = {r.slot: r.request for r in reversed(drafts) if r.request is not None}
+    requests = [recorded.get(r.slot, r) for r in planned if r.slot not in finished]
     state = SynthState(slots=count, done=len(finished))
     kept = kept_tasks(out)
     cache = SeedCache()
@@ -369,6 +367,7 @@ async def synthesize(
                         reason=str(exc),
                         problems=[str(exc)],
                         infrastructure=exc.infrastructure,
+                        request=request,
                     )
                     previous, report = exc.text, str(exc)
                 record.round, record.generator, record.model = round_, generator.name, generator.model

@@ -1,14 +1,17 @@
 """`coworkenv synth` with an LLM generator, a judge and a probe, each a scripted
-OpenAI-compatible endpoint: the options reach the pipeline and the funnel shows them."""
+OpenAI-compatible endpoint: the options reach the pipeline and the funnel shows them; and
+`--worlds` and `--mix`, which shape the plan, with their errors."""
 
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from coworkenv.cli import cli
 from coworkenv.rollout.scripted_llm import ScriptedLLM
-from coworkenv.synth.pipeline import read_drafts
+from coworkenv.synth.pipeline import plan_requests, read_drafts
+from coworkenv.synth.plan import parse_mix
 from tests.synth.test_judge_probe import SOLVES
 from tests.synth.test_llm_synthesis import CAP, good_draft, reply
 
@@ -66,3 +69,50 @@ def test_synth_with_a_judge_and_a_probe_through_the_cli(tmp_path: Path) -> None:
     funnel = json.loads((tmp_path / "funnel.json").read_text())
     assert (funnel["counts"]["judged"], funnel["counts"]["probed"], funnel["counts"]["kept"]) == (1, 1, 1)
     assert funnel["kept_tasks"][0]["probe"] == "1/1" and funnel["kept_tasks"][0]["judge_score"] == 9
+
+
+def test_synth_spreads_slots_over_worlds_by_the_mix_through_the_cli(tmp_path: Path) -> None:
+    args = ["synth", "--count", "2", "--capabilities", "triage_routing", "--worlds", "3"]
+    result = CliRunner().invoke(
+        cli,
+        [*args, "--mix", "single=1", "--concurrency", "1", "--out", str(tmp_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    planned = plan_requests(2, ["triage_routing"], seed=0, mix=parse_mix("single=1"), worlds=3)
+    assert [r.request for r in read_drafts(tmp_path)] == planned
+    assert {r.world for r in planned} <= {"northwind", "retail_chain:14:956", "law_firm:19:474"}
+    funnel = json.loads((tmp_path / "funnel.json").read_text())
+    assert funnel["planned"]["kinds"] == {"single": 2}
+    assert "planned worlds" in result.output and "request templates" in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--mix", "single=1,solo=2"], "Error: --mix: unknown kind 'solo'; kinds: single, multi, workday"),
+        (
+            ["--mix", "workday=1"],
+            "Error: the mix gives workday tasks 100% of the slots, but no family of the requested "
+            "capabilities (triage_routing) is workday",
+        ),
+        (
+            ["--worlds", "0"],
+            "Error: Invalid value for '--worlds': 0 is not in the range x>=1.",
+        ),
+        (
+            ["--worlds", "5", "--generator", "llm", "--model", "m"],
+            "Error: --worlds spreads the procedural families over worlds; --generator llm gives each slot "
+            "its own scene (the demo company and the generated organizations in turn)",
+        ),
+    ],
+)
+def test_a_bad_mix_or_worlds_is_a_usage_error_that_says_why(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    result = CliRunner().invoke(
+        cli, ["synth", "--count", "1", "--capabilities", "triage_routing", *extra, "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert " ".join(message.split()) in " ".join(result.output.split())
+    assert list(tmp_path.iterdir()) == []

@@ -5,19 +5,27 @@ from pathlib import Path
 
 from coworkenv.synth.funnel import build_funnel, render_funnel_html
 from coworkenv.synth.generators import DraftRequest, ProceduralGenerator
-from coworkenv.synth.pipeline import kept_tasks, plan_requests, read_drafts, synthesize
+from coworkenv.synth.pipeline import DEFAULT_WORLDS, kept_tasks, plan_requests, read_drafts, synthesize
+from coworkenv.synth.plan import world_plan
 from coworkenv.task import Task
 
 
-def test_slots_cycle_through_capabilities_and_difficulties() -> None:
-    requests = plan_requests(5, ["triage_routing", "error_recovery"], seed=3)
-    assert [(r.slot, r.capability, r.variant, r.difficulty, r.seed) for r in requests] == [
-        (0, "triage_routing", 0, 0, 3),
-        (1, "error_recovery", 0, 0, 3),
-        (2, "triage_routing", 1, 1, 3),
-        (3, "error_recovery", 1, 1, 3),
-        (4, "triage_routing", 2, 2, 3),
+def test_slots_on_one_world_cycle_through_capabilities_families_and_difficulties() -> None:
+    requests = plan_requests(5, ["triage_routing", "error_recovery"], seed=3, worlds=1)
+    assert [(r.slot, r.capability, r.family, r.variant, r.difficulty, r.world) for r in requests] == [
+        (0, "triage_routing", "mail_label_by_sender", 0, 0, "northwind"),
+        (1, "error_recovery", "files_missing_folder", 0, 0, "northwind"),
+        (2, "triage_routing", "tickets_escalate", 1, 1, "northwind"),
+        (3, "error_recovery", "tickets_invalid_transition", 1, 1, "northwind"),
+        (4, "triage_routing", "tickets_route_by_rule", 2, 2, "northwind"),
     ]
+
+
+def world_of_seed(task: Task) -> str:
+    params = task.seed.procedural.params
+    if task.seed.procedural.name == "demo":
+        return "northwind"
+    return f"{params['profile']}:{params['size']}:{params['seed']}"
 
 
 async def test_worker_processes_keep_exactly_the_tasks_a_single_process_keeps(tmp_path: Path) -> None:
@@ -38,10 +46,18 @@ async def test_worker_processes_keep_exactly_the_tasks_a_single_process_keeps(tm
     assert (single.kept, workers.kept) == (3, 3)
     one, two = kept_tasks(tmp_path / "one"), kept_tasks(tmp_path / "two")
     assert [t.content_hash for t in one] == [t.content_hash for t in two]
-    assert [(t.provenance.generator, t.provenance.rounds, t.provenance.family) for t in one] == [
+    assert sorted((t.provenance.generator, t.provenance.rounds, t.provenance.family) for t in one) == [
         ("procedural", 1, "mail_label_by_sender"),
         ("procedural", 1, "tickets_escalate"),
         ("procedural", 1, "tickets_route_by_rule"),
+    ]
+    planned = {r.family: r.world for r in plan_requests(3, ["triage_routing"], seed=0, worlds=DEFAULT_WORLDS)}
+    assert {t.provenance.family: world_of_seed(t) for t in one} == planned
+    generated = world_plan(DEFAULT_WORLDS, 0)[1:]
+    ready = sorted(w for w in planned.values() if w != "northwind")
+    assert len(ready) >= 2 and ready == sorted(generated[: len(ready)])  # escalate and route_by_rule at least
+    assert [(r.slot, r.request) for r in read_drafts(tmp_path / "one")] == [
+        (r.slot, r) for r in plan_requests(3, ["triage_routing"], seed=0, worlds=DEFAULT_WORLDS)
     ]
     funnel = build_funnel(read_drafts(tmp_path / "one"), one)
     assert funnel.counts["kept"] == 3 and funnel.counts["generated"] == 3

@@ -1,14 +1,24 @@
 """A resume after a kill: task files are written atomically, and what an older crash left
-(a cut-short task file, a temporary file) is removed with a warning and its slot filled again."""
+(a cut-short task file, a temporary file) is removed with a warning and its slot filled again;
+a slot already drafted keeps its recorded plan."""
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from coworkenv.files import atomic_write_text
-from coworkenv.synth.generators import ProceduralGenerator
-from coworkenv.synth.pipeline import TASKS_DIR, kept_tasks, synthesize
+from coworkenv.synth.generators import DraftRequest, ProceduralGenerator
+from coworkenv.synth.pipeline import (
+    DRAFTS_FILE,
+    TASKS_DIR,
+    DraftRecord,
+    kept_tasks,
+    plan_requests,
+    synthesize,
+)
+from coworkenv.task import Task
 
 
 async def test_a_resume_regenerates_a_task_file_cut_short_by_a_kill(
@@ -58,3 +68,61 @@ def test_an_atomic_write_that_fails_keeps_the_old_file_and_no_temporary(tmp_path
     assert [p.name for p in tmp_path.iterdir()] == ["task.json"]
     atomic_write_text(target, "new")
     assert target.read_text() == "new"
+
+
+class Recorder:
+    """Writes drafts that fail the schema at once, and remembers each request it was given."""
+
+    name, model, places = "procedural", None, True
+
+    def __init__(self) -> None:
+        self.requests: list[DraftRequest] = []
+
+    async def draft(
+        self,
+        request: DraftRequest,
+        previous: str | None,
+        report: str | None,
+        round: int,
+        kept: Sequence[Task] = (),
+    ) -> str:
+        self.requests.append(request)
+        return "{}"
+
+
+async def test_a_resume_drafts_a_started_slot_in_its_recorded_world_whatever_the_new_plan(
+    tmp_path: Path,
+) -> None:
+    first = Recorder()
+    state = await synthesize(
+        first,
+        count=2,
+        out_dir=tmp_path,
+        capabilities=["triage_routing"],
+        max_rounds=1,
+        worlds=3,
+        concurrency=1,
+    )
+    assert state.rejected == 2
+    started = first.requests[1]
+    assert started.world not in (None, "northwind")  # a world-ready family's slot
+    lines = (tmp_path / DRAFTS_FILE).read_text().splitlines()
+    record = DraftRecord.model_validate_json(lines[1])
+    assert record.request == started
+    # slot 1 did not finish: as if killed after its first round of two
+    (tmp_path / DRAFTS_FILE).write_text(
+        lines[0] + "\n" + record.model_copy(update={"final": False}).model_dump_json() + "\n"
+    )
+
+    resumed = Recorder()
+    await synthesize(
+        resumed,
+        count=2,
+        out_dir=tmp_path,
+        capabilities=["triage_routing"],
+        max_rounds=1,
+        worlds=1,
+        concurrency=1,
+    )
+    assert resumed.requests == [started]
+    assert plan_requests(2, ["triage_routing"], seed=0, worlds=1)[1].world == "northwind"
