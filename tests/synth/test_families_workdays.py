@@ -17,7 +17,9 @@ from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.rollout.validation import validate_task
 from coworkenv.state import parse_time
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
+from coworkenv.synth.phrasing import seams
 from coworkenv.task import SolutionStep, Task
+from coworkenv.worlds import world
 
 GOALS = [
     "ticket-opened",
@@ -309,3 +311,31 @@ async def test_meeting_day_undoing_the_stand_in_fails_and_keeping_the_decliner_i
     keep = steps(task, 1)
     assert keep[-1]["arguments"].pop("remove_attendees") == [decliner]
     assert verdict(await play(task, cache, turn1=keep)) == (True, 1.0, 1.0, set())
+
+
+# -- on worlds -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["support_day", "meeting_day"])
+def test_workdays_take_their_names_from_the_world_and_word_requests_in_its_register(name: str) -> None:
+    assert FAMILIES[name].worlds
+    law = world("law_firm")
+    task = build_task(name, 1, world=law)
+    assert task.seed.procedural.model_dump() == {
+        "name": "world",
+        "params": {"profile": "law_firm", "size": len(law.staff), "seed": law.seed},
+    }
+    assert task.user_email == law.user and task.context.company == law.name
+    text = "\n".join(turn.user for turn in task.turns)
+    assert "Northwind" not in text and "northwind" not in text
+    assert f"{law.currency} " in text  # the refund or the budget, in the world's currency
+    assert [seams(turn.user) for turn in task.turns] == [[] for _ in task.turns]
+
+
+@pytest.mark.parametrize("profile", ["law_firm", "telecom", "public_library"])
+@pytest.mark.parametrize("name", ["support_day", "meeting_day"])
+async def test_workdays_meet_the_contract_on_worlds(name: str, profile: str, cache: SeedCache) -> None:
+    report = await validate_task(build_task(name, 1, world=world(profile)), cache=cache)
+    assert report.ok, report.summary()
+    assert set(report.kill_rates().values()) == {1.0}, report.kill_rates()
+    assert set(report.acceptance_rates().values()) == {1.0}, report.acceptance_rates()

@@ -18,7 +18,6 @@ from coworkenv.task import Task
 
 from ...family import FamilyContext, family
 from ..coordination._shared import (
-    Json,
     _check,
     _day_text,
     _first,
@@ -30,24 +29,29 @@ from ..coordination._shared import (
     _retry,
     _step,
     _time,
+    _titles_near,
     _workspace,
 )
+from ._day import Json, say
 
 SERVICES = ["calendar", "mail"]
-TITLES = ["Q2 planning session", "Support tooling review", "Partner onboarding plan", "Budget check-in"]
-TOPICS = ["the new escalation rota", "the renewal of the ticketing licence", "the training plan for March"]
+TITLES = ["Planning session", "Quarterly review", "Budget check-in", "Project sync", "Priorities workshop"]
 
 
 def _plan(ctx: FamilyContext) -> Json | None:
     """A day, three colleagues whose hours overlap the user's, and a one-hour start inside
     the overlap with room to push it back an hour."""
     day = ctx.choice(_meeting_days(ctx)[:5])
-    picked = _pick_group(ctx, day, 3, 180)
+    picked = _pick_group(ctx, day, 3, 120)
     if picked is None:
         return None
     group, (lo, hi) = picked
-    starts = [lo + timedelta(hours=h) for h in range(8) if lo + timedelta(hours=h + 2) <= hi]
-    starts = [s for s in starts if s.minute == 0]
+    # Whole hours of the user's clock (a zone may be half an hour off UTC), with room to push back.
+    local = lo.astimezone(ZoneInfo(ctx.user.time_zone))
+    first = local.replace(minute=0, second=0, microsecond=0)
+    if first < local:
+        first += timedelta(hours=1)
+    starts = [first + timedelta(hours=h) for h in range(10) if first + timedelta(hours=h + 2) <= hi]
     if not starts:
         return None
     return {"day": day, "group": group, "start": ctx.choice(starts)}
@@ -65,7 +69,9 @@ def _field(check_id: str, description: str, where: Json, value: str) -> Json:
     )
 
 
-@family("meeting_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True)
+@family(
+    "meeting_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True, worlds=True
+)
 def meeting_day(ctx: FamilyContext) -> Task:
     """Four turns over one day: book a meeting; notice a silent decline and invite the stand-in;
     mail the agenda with a budget figure; move the meeting an hour later on a colleague's ask
@@ -80,17 +86,28 @@ def meeting_day(ctx: FamilyContext) -> Task:
         [p for p in ctx.people() if p.email not in taken and p.team != user.team]
         or [p for p in ctx.people() if p.email not in taken]
     )
-    title, topic = ctx.choice(TITLES), ctx.choice(TOPICS)
-    budget = ctx.choice([12500, 18400, 23750, 31200])
     ws, _ = _workspace(ctx, SERVICES, [])
+    near = _titles_near(ws, start - timedelta(hours=2), start + timedelta(hours=3))
+    # A search by the title must find only this meeting: no seeded title around it contains it.
+    free = [t for t in TITLES if not any(t.lower() in n.lower() for n in near)]
+    title = ctx.choice(free or [f"{TITLES[0]} ({user.team})"])
+    topic = ctx.choice(
+        [t for t in ctx.the_world.vocabulary.meeting_topics if not any(c.isdigit() for c in t)]
+        or ["the plan"]
+    )
+    budget, currency = ctx.choice([12500, 18400, 23750, 31200]), ctx.the_world.currency
     last_event = _max_id(ws, "calendar_events")
     event_id = last_event + 1
     new_event = {"id": {"gt": last_event}, "organizer_email": user.email, "status": "confirmed"}
     local = start.astimezone(ZoneInfo(user.time_zone))
 
     turn1 = {
-        "user": f"First thing: please book a one-hour '{title}' on {_day_text(day)} at {local:%H:%M} my time "
-        f"with {first.name} ({first.email}) and {decliner.name} ({decliner.email}).",
+        "user": say(
+            ctx,
+            "First thing this morning.",
+            f"Book a one-hour '{title}' on {_day_text(day)} at {local:%H:%M} my time with {first.name} "
+            f"({first.email}) and {decliner.name} ({decliner.email}).",
+        ),
         "checks": [
             _field("meeting-booked", "The meeting starts at the asked time", new_event, format_time(start)),
             *[
@@ -105,7 +122,9 @@ def meeting_day(ctx: FamilyContext) -> Task:
             ],
         ],
         "solution": [
-            _step("calendar_list_events", start=day.isoformat(), end=_next_day(day)),
+            _step(
+                "calendar_list_events", start=day.isoformat(), end=_next_day(day), time_zone=user.time_zone
+            ),
             _step(
                 "calendar_create_event",
                 title=title,
@@ -118,8 +137,12 @@ def meeting_day(ctx: FamilyContext) -> Task:
     }
     decline = {"event_id": event_id, "email": decliner.email, "response": "declined"}
     turn2 = {
-        "user": f"Mid-morning: is everyone still coming to the '{title}'? If someone declined, invite "
-        f"{stand_in.name} ({stand_in.email}) in their place.",
+        "user": say(
+            ctx,
+            "Mid-morning.",
+            f"Check that everyone is still coming to the '{title}'.",
+            f"If someone declined, invite {stand_in.name} ({stand_in.email}) in their place.",
+        ),
         "events": [
             {
                 "service": "calendar",
@@ -139,21 +162,31 @@ def meeting_day(ctx: FamilyContext) -> Task:
             ),
         ],
         "solution": [
-            _step("calendar_list_events", "ev", start=day.isoformat(), end=_next_day(day), query=title),
-            _step("calendar_get_event", event_id={"$ref": "ev.events.0.event_id"}),
+            _step(
+                "calendar_list_events",
+                start=day.isoformat(),
+                end=_next_day(day),
+                query=title,
+                time_zone=user.time_zone,
+            ),
+            _step("calendar_get_event", event_id=event_id),
             _step(
                 "calendar_update_event",
-                event_id={"$ref": "ev.events.0.event_id"},
+                event_id=event_id,
                 add_attendees=[stand_in.email],
                 remove_attendees=[decliner.email],
             ),
         ],
     }
-    agenda = f"Hi both,\n\nfor the {title}: we will go through {topic}; the budget we have is EUR {budget:,}."
+    agenda = f"Hi both,\n\nfor the {title}: we will go through {topic}; the budget we have is {currency} {budget:,}."
     agenda += f"\n\n{_first(user)}"
     turn3 = {
-        "user": f"After lunch: mail {_first(first)} and {_first(stand_in)} the agenda for the meeting: "
-        f"{topic}, and the budget we have for it, EUR {budget:,}.",
+        "user": say(
+            ctx,
+            "Back from lunch.",
+            f"Mail {_first(first)} and {_first(stand_in)} the agenda for the meeting: {topic}, and the budget "
+            f"we have for it, {currency} {budget:,}.",
+        ),
         # Over lunch the stand-in accepts: a change that asks for nothing.
         "events": [
             {
@@ -180,12 +213,15 @@ def meeting_day(ctx: FamilyContext) -> Task:
     ask = f"Hi {_first(user)},\n\ncould we push the {title} back by an hour?\n\n{_first(first)}"
     new_local = pushed.astimezone(ZoneInfo(user.time_zone))
     note = f"Hi all,\n\nthe {title} now starts at {new_local:%H:%M} ({user.time_zone}). "
-    note += f"Budget for it: EUR {budget:,}.\n\n{_first(user)}"
+    note += f"Budget for it: {currency} {budget:,}.\n\n{_first(user)}"
     people = [first, stand_in]
     turn4 = {
-        "user": f"Late afternoon: {_first(first)} asked to push the meeting back an hour. Do that and tell "
-        f"everyone the new time; copy {copied.name} ({copied.email}) after all, with the budget figure I gave "
-        "you.",
+        "user": say(
+            ctx,
+            "Late afternoon.",
+            f"Push the meeting back an hour, as {_first(first)} asked, and tell everyone the new time.",
+            f"Copy {copied.name} ({copied.email}) after all, with the budget figure I gave you.",
+        ),
         "events": [
             {
                 "service": "mail",

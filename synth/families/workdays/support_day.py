@@ -18,7 +18,6 @@ from coworkenv.task import Task
 
 from ...family import FamilyContext, family
 from ..coordination._shared import (
-    Json,
     _check,
     _day_text,
     _first,
@@ -30,14 +29,16 @@ from ..coordination._shared import (
     _step,
     _workspace,
 )
+from ._day import Json, customer_queue, fill, mail_event, plain_topics, reference, say
 
 SERVICES = ["mail", "tickets", "calendar"]
-PROBLEMS = [
-    ("Order {order} arrived damaged", "two of the boxes in order {order} arrived crushed"),
-    ("Order {order} is incomplete", "order {order} came without the mounting kits we paid for"),
-    ("Wrong items in order {order}", "order {order} contains the wrong spare parts"),
+MOMENTS = [
+    "First thing this morning.",
+    "Mid-morning.",
+    "Back from lunch.",
+    "Mid-afternoon.",
+    "Before I log off.",
 ]
-MOMENTS = ["First thing this morning", "Mid-morning", "Back from lunch", "Mid-afternoon", "Before I log off"]
 
 
 def _field(check_id: str, description: str, table: str, where: Json, column: str, value: object) -> Json:
@@ -48,25 +49,25 @@ def _at(day: date, hour: int, zone: str) -> datetime:
     return datetime.combine(day, time(hour), ZoneInfo(zone))
 
 
-def _mail(sender: str, minutes: int, announced: bool, **params: object) -> Json:
-    return {
-        "service": "mail",
-        "operation": "deliver_inbound",
-        "announced": announced,
-        "advance_minutes": minutes,
-        "params": {"from_addr": sender, **params},
-    }
+def _problem(ctx: FamilyContext, ref: str) -> tuple[str, str]:
+    """A subject and a request of the customer queue's topics, naming the reference."""
+    topic = ctx.choice(plain_topics(customer_queue(ctx).topics))
+    title, body = fill(ctx, topic.title, ref), fill(ctx, topic.body, ref)
+    if ref not in title:
+        title = f"{title} ({ref})"
+    return title, body
 
 
 def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
-    """The customer's older tickets about other orders: "the ticket you opened this morning"
-    is not one of them, and they stay untouched."""
+    """The customer's older tickets about other references: "the ticket you opened this
+    morning" is not one of them, and they stay untouched."""
     ops = []
+    queue = customer_queue(ctx).name
     for i in range(ctx.difficulty.distractors):
-        title = ctx.choice(PROBLEMS)[0].format(order=f"NW-{ctx.rng.randint(10000, 99999)}")
+        title = _problem(ctx, reference(ctx))[0]
         params = {
             "title": title,
-            "queue": "Support",
+            "queue": queue,
             "requester": customer.email,
             "status": ctx.choice(["open", "in_progress", "resolved"]),
             "created_at": format_time(ctx.start - timedelta(days=2 + 3 * i)),
@@ -75,7 +76,9 @@ def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
     return ops
 
 
-@family("support_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True)
+@family(
+    "support_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True, worlds=True
+)
 def support_day(ctx: FamilyContext) -> Task:
     """Five turns over one day: a ticket from a customer's mail, a call booked on a colleague's
     offer, a silent correction noted on the ticket, the call moved when the colleague changes
@@ -83,15 +86,21 @@ def support_day(ctx: FamilyContext) -> Task:
     mail. More distractors: older tickets of the same customer, which stay untouched."""
     user, customer = ctx.user, ctx.person(internal=False)
     colleague = ctx.person(internal=True)
-    order, new_order = (f"NW-{n}" for n in ctx.rng.sample(range(10000, 99999), 2))
-    subject, problem = (s.format(order=order) for s in ctx.choice(PROBLEMS))
+    world = ctx.the_world
+    queue, currency = customer_queue(ctx).name, world.currency
+    order = reference(ctx)
+    new_order = reference(ctx)
+    while new_order == order:
+        new_order = reference(ctx)
     amount = ctx.choice([180, 240, 315, 420, 560, 675])
+    subject, problem = _problem(ctx, order)
     first_day, second_day = ctx.rng.sample(_meeting_days(ctx)[:6], 2)
     hour = ctx.choice([10, 11, 14, 15])
     booked, moved = _at(first_day, hour, user.time_zone), _at(second_day, hour, user.time_zone)
-    title = f"Call about the {customer.company} order"
+    title = f"Call about the {customer.company} request"
 
-    body = f"Hello,\n\n{problem}. Can you help us sort this out quickly?\n\nKind regards,\n{customer.name}"
+    body = f"Hello,\n\n{problem} Our reference is {order}. Can you help us sort this out quickly?"
+    body += f"\n\nKind regards,\n{customer.name}"
     sent = format_time(ctx.start - timedelta(minutes=40))
     mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
     ops = [
@@ -101,23 +110,28 @@ def support_day(ctx: FamilyContext) -> Task:
     ws, results = _workspace(ctx, SERVICES, ops)
     mail_id = results[0]["id"]
     last_ticket, last_event = _max_id(ws, "tickets_tickets"), _max_id(ws, "calendar_events")
-    ticket = last_ticket + 1
+    ticket, call_id = last_ticket + 1, last_event + 1
     new_ticket = {"id": {"gt": last_ticket}, "requester": customer.email}
     new_event = {"id": {"gt": last_event}, "organizer_email": user.email, "status": "confirmed"}
     cust, coll = _first(customer), _first(colleague)
 
     turn1 = {
-        "user": f"{MOMENTS[0]}: {customer.name} from {customer.company} mailed us about an order. Open a "
-        "Support ticket for it with them as the requester. For later: on the phone I agreed a refund of "
-        f"EUR {amount} with them.",
+        "user": say(
+            ctx,
+            MOMENTS[0],
+            f"Open a {queue} ticket for the mail {customer.name} from {customer.company} sent us, with them "
+            "as the requester.",
+            f"Remember for later that I agreed a refund of {currency} {amount} with them on the phone.",
+            context=f"{customer.name} mailed us about {order}.",
+        ),
         "checks": [
             _field(
                 "ticket-opened",
-                "One new Support ticket for the customer",
+                f"One new {queue} ticket for the customer",
                 "tickets_tickets",
                 new_ticket,
                 "queue",
-                "Support",
+                queue,
             ),
             _states(
                 "ticket-names-order",
@@ -134,18 +148,24 @@ def support_day(ctx: FamilyContext) -> Task:
             _step(
                 "tickets_create_ticket",
                 title=subject,
-                queue="Support",
-                description=problem[0].upper() + problem[1:] + ".",
+                queue=queue,
+                description=f"{problem} Reference {order}.",
                 requester=customer.email,
             ),
         ],
     }
-    offer = f"Hi {_first(user)},\n\nhappy to join a call about the {customer.company} order. "
+    offer = f"Hi {_first(user)},\n\nhappy to join a call about the {customer.company} request. "
     offer += f"{_day_text(first_day)} at {hour}:00 your time works for me.\n\n{coll}"
     turn2 = {
-        "user": f"{MOMENTS[1]}: {colleague.name} answered about joining a call on that order. Book a one-hour "
-        f"'{title}' with {coll} at the time {coll} offered.",
-        "events": [_mail(colleague.email, 90, True, subject=f"Re: {customer.company} order", body=offer)],
+        "user": say(
+            ctx,
+            MOMENTS[1],
+            f"Book a one-hour '{title}' with {colleague.name} at the time {coll} offered.",
+            context=f"{colleague.name} answered about joining a call on that request.",
+        ),
+        "events": [
+            mail_event(colleague.email, 90, True, subject=f"Re: {customer.company} request", body=offer)
+        ],
         "checks": [
             _field(
                 "call-booked",
@@ -175,17 +195,20 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
         ],
     }
-    correction = (
-        f"Hello,\n\nsorry, I gave you the wrong number: the order is {new_order}, not {order}.\n\n{cust}"
-    )
+    correction = f"Hello,\n\nsorry, I gave you the wrong reference: it is {new_order}, not {order}.\n\n{cust}"
     turn3 = {
-        "user": f"{MOMENTS[2]}. Did {cust} write again? Keep the ticket you opened this morning up to date "
-        "with an internal note.",
-        "events": [_mail(customer.email, 150, False, in_reply_to=mail_id, body=correction)],
+        "user": say(
+            ctx,
+            MOMENTS[2],
+            "Keep the ticket you opened this morning up to date with an internal note.",
+            context=f"{cust} may have written again.",
+            short="Update this morning's ticket with an internal note if anything changed.",
+        ),
+        "events": [mail_event(customer.email, 150, False, in_reply_to=mail_id, body=correction)],
         "checks": [
             _states(
                 "correction-noted",
-                f"A note on the ticket gives the corrected order {new_order}",
+                f"A note on the ticket gives the corrected reference {new_order}",
                 "tickets_comments",
                 {"ticket_id": ticket, "visibility": "internal"},
                 ["body"],
@@ -200,15 +223,20 @@ def support_day(ctx: FamilyContext) -> Task:
                 "tickets_add_comment",
                 ticket_id={"$ref": "t.tickets.0.id"},
                 visibility="internal",
-                body=f"The customer corrected the order number: it is {new_order}, not {order}.",
+                body=f"The customer corrected the reference: it is {new_order}, not {order}.",
             ),
         ],
     }
     change = f"Hi {_first(user)},\n\nsorry, {_day_text(first_day)} no longer works for me.\n\n{coll}"
     turn4 = {
-        "user": f"{MOMENTS[3]}: {coll} can't make {first_day:%A} after all. Make the call you booked "
-        f"{_day_text(second_day)} instead, same time.",
-        "events": [_mail(colleague.email, 90, True, subject=f"Re: {title}", body=change)],
+        "user": say(
+            ctx,
+            MOMENTS[3],
+            f"Move the call you booked to {_day_text(second_day)}, same time, as {coll} can't make "
+            f"{first_day:%A} after all.",
+            context=f"{coll} mailed about the call.",
+        ),
+        "events": [mail_event(colleague.email, 90, True, subject=f"Re: {title}", body=change)],
         "checks": [
             _field(
                 "call-moved",
@@ -222,23 +250,25 @@ def support_day(ctx: FamilyContext) -> Task:
         "solution": [
             _step(
                 "calendar_list_events",
-                "ev",
                 start=first_day.isoformat(),
                 end=_next_day(first_day),
                 query=title,
+                time_zone=user.time_zone,
             ),
-            _step(
-                "calendar_update_event", event_id={"$ref": "ev.events.0.event_id"}, start=moved.isoformat()
-            ),
+            _step("calendar_update_event", event_id=call_id, start=moved.isoformat()),
         ],
     }
     nudge = {"ticket_id": ticket, "body": "Any news on this? We would like to know where we stand."}
-    summary = f"Hi {coll},\n\nsummary for {customer.company}: ticket #{ticket} is open (order {new_order}), "
+    summary = f"Hi {coll},\n\nsummary for {customer.company}: ticket #{ticket} is open ({new_order}), "
     summary += f"and our call is now on {_day_text(second_day)}.\n\n{_first(user)}"
     turn5 = {
-        "user": f"{MOMENTS[4]}: {cust} asked on the ticket for news. Answer them on the ticket with the refund "
-        f"I told you about this morning, and mail {coll} a short summary with the ticket number and the day "
-        "of our call.",
+        "user": say(
+            ctx,
+            MOMENTS[4],
+            f"Answer {cust} on the ticket with the refund I told you about this morning.",
+            f"Mail {coll} a short summary with the ticket number and the day of our call.",
+            context=f"{cust} asked on the ticket for news.",
+        ),
         "events": [
             {
                 "service": "tickets",
@@ -251,7 +281,7 @@ def support_day(ctx: FamilyContext) -> Task:
         "checks": [
             _states(
                 "refund-answered",
-                f"A public answer on the ticket gives the refund of EUR {amount}",
+                f"A public answer on the ticket gives the refund of {currency} {amount}",
                 "tickets_comments",
                 {"ticket_id": ticket, "visibility": "public", "author": user.email},
                 ["body"],
@@ -271,7 +301,7 @@ def support_day(ctx: FamilyContext) -> Task:
                 "tickets_add_comment",
                 ticket_id=ticket,
                 visibility="public",
-                body=f"Hello {cust}, we are refunding EUR {amount} for this order; you will see it shortly.",
+                body=f"Hello {cust}, we are refunding {currency} {amount} for this; you will see it shortly.",
             ),
             _step(
                 "mail_send_message",
@@ -285,7 +315,7 @@ def support_day(ctx: FamilyContext) -> Task:
         capability_id="state_change_adaptation",
         services=SERVICES,
         operations=ops,
-        title=f"A day with {cust}'s order: ticket, call, correction, new day, refund",
+        title=f"A day with {cust}'s request: ticket, call, correction, new day, refund",
         extra_capabilities=["cross_service_handoff", "scheduling_constraints"],
         turns=[turn1, turn2, turn3, turn4, turn5],
     )
