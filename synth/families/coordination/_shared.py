@@ -211,21 +211,33 @@ def _named(ctx: FamilyContext, people: Sequence[DemoPerson]) -> list[DemoPerson]
 
 
 def _pick_group(
-    ctx: FamilyContext, day: date, n: int, min_minutes: int, exclude: Sequence[str] = ()
+    ctx: FamilyContext,
+    day: date,
+    n: int,
+    min_minutes: int,
+    exclude: Sequence[str] = (),
+    least: int | None = None,
 ) -> tuple[list[DemoPerson], tuple[datetime, datetime]] | None:
     """`n` colleagues whose working hours overlap the user's on `day` by at least `min_minutes`
-    (by both readings of working hours, see `_shifts`), people in other time zones first."""
+    (by both readings of working hours, see `_shifts`), people in other time zones first; in a
+    small or scattered world as many as can meet, if that is at least `least` (default `n`)."""
     pool = _named(ctx, ctx.people(exclude=exclude))
-    ctx.rng.shuffle(pool)
-    pool.sort(key=lambda p: p.time_zone == ctx.user.time_zone)
-    chosen: list[DemoPerson] = []
-    for person in pool:
-        window = _window(ctx, day, [*chosen, person])
-        if window is not None and window[1] - window[0] >= timedelta(minutes=min_minutes):
-            chosen.append(person)
-            if len(chosen) == n:
-                return chosen, window
-    return None
+    best: tuple[list[DemoPerson], tuple[datetime, datetime]] | None = None
+    for _ in range(4):
+        ctx.rng.shuffle(pool)
+        pool.sort(key=lambda p: p.time_zone == ctx.user.time_zone)
+        chosen: list[DemoPerson] = []
+        window = None
+        for person in pool:
+            wider = _window(ctx, day, [*chosen, person])
+            if wider is not None and wider[1] - wider[0] >= timedelta(minutes=min_minutes):
+                chosen, window = [*chosen, person], wider
+                if len(chosen) == n:
+                    return chosen, wider
+        enough = window is not None and len(chosen) >= (n if least is None else least)
+        if enough and window is not None and (best is None or len(chosen) > len(best[0])):
+            best = (chosen, window)
+    return best
 
 
 def _titles_near(ws: Workspace, lo: datetime, hi: datetime) -> set[str]:

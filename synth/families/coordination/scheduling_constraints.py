@@ -255,7 +255,7 @@ SCHEDULE_CHECK = """def check(initial, final, audit):
 def _schedule_plan(ctx: FamilyContext) -> Json | None:
     n = max(1, min(ctx.difficulty.items, 3))
     day = ctx.choice(_meeting_days(ctx))
-    picked = _pick_group(ctx, day, n, 60)
+    picked = _pick_group(ctx, day, n, 60, least=1)
     if picked is None:
         return None
     group, window = picked
@@ -409,9 +409,12 @@ def _own_titles(ctx: FamilyContext) -> list[str]:
     return sorted({t for t in titles if "{" not in t}) or _side_titles(ctx)
 
 
-def _side_meetings(ctx: FamilyContext, group: list[DemoPerson], day: date) -> list[Json]:
+def _side_meetings(
+    ctx: FamilyContext, group: list[DemoPerson], day: date, keep: tuple[datetime, datetime]
+) -> list[Json]:
     """The user's other meetings with some of the same people, on the day and the next
-    weekday, at times free for them: they must stay where they are."""
+    weekday, at times free for them and outside `keep` (the meeting, the call and the slot
+    after it): they must stay where they are."""
     placed: list[Json] = []
     days = [d for d in _meeting_days(ctx) if d >= day][:2]
     titles = _side_titles(ctx)
@@ -423,6 +426,7 @@ def _side_meetings(ctx: FamilyContext, group: list[DemoPerson], day: date) -> li
             continue
         ws, _ = _workspace(ctx, CALENDAR, placed)
         starts = _free_starts(ctx, ws, [ctx.user, *people], window, 30)
+        starts = [t for t in starts if t + timedelta(minutes=30) <= keep[0] or t >= keep[1]]
         if starts:
             at = ctx.choice(starts)
             invited = [(p.email, "accepted") for p in people]
@@ -447,20 +451,20 @@ def _call(
 def _reschedule_plan(ctx: FamilyContext) -> Json | None:
     n = max(1, min(ctx.difficulty.items, 3))
     day = ctx.choice(_meeting_days(ctx))
-    picked = _pick_group(ctx, day, n, 240)
+    picked = _pick_group(ctx, day, n, 240, least=1)
     if picked is None:
         return None
     group, window = picked
     everyone = [ctx.user, *group]
     minutes = ctx.choice([30, 45, 60])
     emails = [p.email for p in everyone]
-    side = _side_meetings(ctx, group, day)
-    starts = _free_starts(ctx, _workspace(ctx, CALENDAR, side)[0], everyone, window, minutes)
+    starts = _free_starts(ctx, _workspace(ctx, CALENDAR, [])[0], everyone, window, minutes)
     half_hour, three_hours = timedelta(minutes=30), timedelta(minutes=180)
     pairs = [(s, g) for s in starts for g in starts if half_hour <= g - s <= three_hours]
     if not pairs:
         return None
     start, new_start = ctx.choice(pairs)
+    side = _side_meetings(ctx, group, day, (start, new_start + timedelta(minutes=minutes)))
     taken = _titles_near(_workspace(ctx, CALENDAR, [])[0], *_user_day(ctx, day))
     titles = [t for t in _own_titles(ctx) if t not in taken]
     found = _call(ctx, emails, taken)

@@ -388,7 +388,7 @@ def _moved_plan(ctx: FamilyContext) -> Json | None:
     hour (so no old and new time read alike in any zone)."""
     n = max(1, min(ctx.difficulty.items, 3)) + 1
     day = ctx.choice(_meeting_days(ctx)[:4])
-    picked = _pick_group(ctx, day, n, 180)
+    picked = _pick_group(ctx, day, n, 180, least=2)
     if picked is None:
         return None
     group, (lo, hi) = picked
