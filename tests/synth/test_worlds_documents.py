@@ -15,6 +15,7 @@ from coworkenv.rollout import SeedCache
 from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.runner import reference_footprint, run_episode
+from coworkenv.rollout.validation import validate_task
 from coworkenv.synth.families.coordination._documents_world import (
     archive_folder,
     notes_folder,
@@ -280,3 +281,10 @@ async def test_follow_up_agents_on_a_world(profile: str, cache: SeedCache) -> No
     next_day = (datetime.fromisoformat(day) + timedelta(days=1)).date().isoformat()
     late = replaced(task, 2, due_at=f"{next_day}T17:00:00+00:00")
     assert verdict(await play(task, cache, late)) == (False, (n - 1) / n, {f"due-{ids[0]}"})
+
+
+@pytest.mark.parametrize("name", OURS)
+async def test_meets_the_contract_on_a_small_world(name: str, cache: SeedCache) -> None:
+    task = build_task(name, 2, HARD, world=world("museum", 8))
+    report = await validate_task(task, cache=cache)
+    assert report.ok, report.summary()

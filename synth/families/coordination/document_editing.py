@@ -201,7 +201,7 @@ def _policy(ctx: FamilyContext) -> Json:
     """One policy of figures, in the world's policy folder (the on-call rates in the tech
     team's folder where it has one), with the world's currency, teams and name filled in."""
     world = ctx.the_world
-    home, taken = policy_folder(world), {d.path for d in world.documents}
+    home, taken = policy_folder(world).rstrip("/"), {d.path for d in world.documents}
     k = scale(world.currency)
     leadership = world.team("leadership")
     lead = next((t.lead for t in world.teams if t.name == leadership), "")
@@ -258,7 +258,7 @@ def _policy_distractors(
     """An FAQ quoting today's values (in the desk team's folder) and archived versions of
     earlier years: all stay as they are."""
     world = ctx.the_world
-    home = parent(doc["path"])
+    home = parent(doc["path"]).rstrip("/")
     name = doc["name"].removesuffix(".md")
     year = ctx.start.year
     ops = []
@@ -606,7 +606,8 @@ def compile_meeting_notes(ctx: FamilyContext) -> Task:
     ops += _decision_mails(ctx, title, people, decisions, end + timedelta(minutes=30))
     decoys, decoy_values = _decoy_mails(ctx, kinds, picks, end + timedelta(minutes=45))
     ops += decoys
-    path = f"{notes_folder(ctx.the_world, ctx.user.team)}/{day.isoformat()}-{slug(title)}.md"
+    folder = notes_folder(ctx.the_world, ctx.user.team).rstrip("/")
+    path = f"{folder}/{day.isoformat()}-{slug(title)}.md"
     attendees = [p for p in people if p is not ctx.user]
     user_text = _notes_request(ctx, title, day, path)
     notes_row = {"path": path, "kind": "file"}

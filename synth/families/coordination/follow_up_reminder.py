@@ -109,11 +109,13 @@ def _follow_up_request(ctx: FamilyContext, teammate: DemoPerson, due_day: Any, d
             f"Give each of them a new due date of {_day_text(due_day)} {due_day.year}.",
         ]
     )
+    # The first name alone only where nobody else in the world has it.
+    called = teammate.name if not unique_names(ctx.the_world, [teammate]) else first_name(teammate.name)
     tell = ctx.choice(
         [
             f"Mail {teammate.name} the ticket numbers you followed up on.",
             f"Send {teammate.name} a short list of those ticket numbers by mail.",
-            f"Let {first_name(teammate.name)} know by mail which ticket numbers you chased.",
+            f"Let {called} know by mail which ticket numbers you chased.",
         ]
     )
     context = ctx.choice(
