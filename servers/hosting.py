@@ -14,12 +14,19 @@ gigabytes; ours are sized for a few agents on one machine.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
+import anyio
+from mcp_types import INTERNAL_ERROR, ErrorData, JSONRPCError
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Mount
+from starlette.types import Receive, Scope, Send
 
 from coworkenv.state import Workspace
 
@@ -78,12 +85,7 @@ def build_http_app(
     unique: list[WorkspaceServer] = []
     for prefix, server in sorted(servers.items(), key=lambda kv: -len(kv[0])):
         if id(server) not in apps:
-            apps[id(server)] = server.streamable_http_app(
-                streamable_http_path="/mcp",
-                host=host,
-                max_sessions=limits.max_sessions,
-                session_idle_timeout=limits.idle_timeout,
-            )
+            apps[id(server)] = _streamable_http_app(server, host, limits)
             unique.append(server)
         routes.append(Mount(prefix or "/", app=apps[id(server)]))
 
@@ -95,6 +97,57 @@ def build_http_app(
             yield
 
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _streamable_http_app(server: WorkspaceServer, host: str, limits: SessionLimits) -> Starlette:
+    """The SDK's streamable HTTP app for `server`, with our session limits. mcp 2.3 takes
+    them as arguments; older releases (2.0, which other libraries pin) have neither, so
+    they are set on the app's session manager: its idle timeout is an attribute it reads
+    per session, and the cap refuses a new session's opening request as 2.3 does."""
+    accepted = inspect.signature(server.streamable_http_app).parameters
+    kwargs: dict[str, Any] = {}
+    if "max_sessions" in accepted:
+        kwargs["max_sessions"] = limits.max_sessions
+    if "session_idle_timeout" in accepted:
+        kwargs["session_idle_timeout"] = limits.idle_timeout
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host, **kwargs)
+    manager: Any = server.session_manager
+    if "session_idle_timeout" not in kwargs:
+        manager.session_idle_timeout = limits.idle_timeout
+    if "max_sessions" not in kwargs:
+        _cap_sessions(manager, limits.max_sessions)
+    return app
+
+
+def _cap_sessions(manager: Any, max_sessions: int) -> None:
+    """Refuse a new session (HTTP 503 "Too many open sessions", mcp 2.3's answer) while
+    `max_sessions` are open. Opening requests are admitted one at a time, so two clients
+    cannot both take the last place."""
+    handle = manager._handle_stateful_request
+    admitting = anyio.Lock()
+
+    async def capped(scope: Scope, receive: Receive, send: Send) -> None:
+        if Request(scope).headers.get("mcp-session-id") is not None:
+            await handle(scope, receive, send)
+            return
+        async with admitting:
+            if len(manager._server_instances) >= max_sessions:
+                body = JSONRPCError(
+                    jsonrpc="2.0",
+                    id=None,
+                    error=ErrorData(code=INTERNAL_ERROR, message="Too many open sessions"),
+                )
+                response = Response(
+                    body.model_dump_json(by_alias=True, exclude_unset=True),
+                    status_code=503,
+                    media_type="application/json",
+                )
+                await response(scope, receive, send)
+                return
+            await handle(scope, receive, send)
+
+    manager.max_sessions = max_sessions
+    manager._handle_stateful_request = capped
 
 
 def http_paths(workspace: Workspace, service: str) -> list[str]:

@@ -16,9 +16,10 @@ from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 import anyio
+from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ValidationError
@@ -31,11 +32,21 @@ __all__ = [
     "ServiceSpec",
     "ToolError",
     "ToolSet",
+    "UnexpectedToolError",
     "WorkspaceServer",
     "WorldOperations",
     "current_user",
     "workspace_of",
 ]
+
+try:
+    from mcp.server.mcpserver.exceptions import UnexpectedToolError
+except ImportError:  # mcp < 2.3 wraps a crash in a plain ToolError that carries its text
+
+    class UnexpectedToolError(ToolError):  # type: ignore[no-redef]
+        """A tool crashed (raised something other than `ToolError`): the SDK's class
+        where it has one; the same message and meaning on older SDKs."""
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = TypeVar("P", bound=BaseModel)
@@ -369,7 +380,7 @@ class WorkspaceServer(MCPServer[Any]):
             if isinstance(exc, Exception):
                 audit(service, tool_name, call_time, error=str(exc))
             if exc is not raised:
-                raise exc from None
+                raise exc from exc.__cause__
             raise
         ws.conn.execute("RELEASE tool_call")
         if not read_only:
@@ -387,8 +398,18 @@ class _Call:
 
 def _readable(exc: BaseException, tool: str) -> BaseException:
     """Invalid arguments become one short message that says what to fix (the SDK's text
-    is pydantic's multi-line report with documentation links)."""
+    is pydantic's multi-line report with documentation links). A crash says only
+    `Error executing tool <name>`, whatever the SDK's version: mcp 2.3 keeps the crash's
+    own text on the server; older versions put it after the prefix, so it is cut here."""
     cause = exc.__cause__
+    if (
+        type(exc) is ToolError
+        and cause is not None
+        and not isinstance(cause, ToolError | ResourceError | MCPError | ValidationError)
+    ):
+        crash = UnexpectedToolError(f"Error executing tool {tool}")
+        crash.__cause__ = cause
+        return crash
     if not (isinstance(exc, ToolError) and isinstance(cause, ValidationError)):
         return exc
     problems = []
