@@ -11,7 +11,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ...phrasing import Ask, first_name, request
+from ...phrasing import Ask, first_name, greeting, request
 from ._shared import NEWSLETTERS, _iso, _op, _rules
 
 OTHER_SENDERS = ("news", "digest", "events", "updates", "noreply")
@@ -113,9 +113,9 @@ def _colleague_mail(ctx: FamilyContext, letter: _Letter, moment: datetime) -> di
         "add_message",
         from_addr=colleague.email,
         to=[ctx.user.email],
-        subject=f"Worth reading: {letter.name} on {topic}",
-        body=f"Hi {first_name(ctx.user.name)},\n\nthe latest {letter.name} issue (from {letter.domain}) has a "
-        f"good piece on {topic}. Shall we discuss it on Friday?\n\n{first_name(colleague.name)}",
+        subject=f"Worth reading: {letter.name} about {topic}",
+        body=f"{greeting(ctx.user)}\n\nthe latest {letter.name} issue (from {letter.domain}) has a good piece "
+        f"about {topic}. Shall we discuss it on Friday?\n\n{first_name(colleague.name)}",
         sent_at=_iso(moment),
         is_read=True,
     )

@@ -76,7 +76,7 @@ def _ask(ctx: FamilyContext, project: str, prefix: str) -> Ask:
             ),
             Ask(
                 steps=(
-                    f"Reply to each unanswered '{prefix}' mail of mine with a short reminder, in its thread.",
+                    f"Reply in its thread to each unanswered '{prefix}' mail of mine with a short reminder.",
                     "Do not write to anyone who has already answered.",
                 ),
                 context=f"I'm still waiting on answers about {project}.",
