@@ -13,6 +13,7 @@ from typing import Any
 from coworkenv.task import Task
 
 from ..family import FamilyContext, family
+from ..phrasing import Ask, request
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ class _Scene:
     assignee: Any
     title: str
     description: str
-    requests: list[str]
+    asks: list[Ask]
+    """Ways the user asks for it, one chosen after the workspace is planted."""
     find_assignee: str
     find_ticket: str
     task_title: str
@@ -34,11 +36,34 @@ class _Scene:
 def _demo_scene(ctx: FamilyContext, customer: Any) -> _Scene:
     sre = next(p for p in ctx.company.staff if p.title == "SRE")
     system = ctx.choice(["checkout", "login page", "invoice export", "order API", "mobile app"])
-    requests = [
-        f"{customer.name} says the {system} is down. Find their ticket, make it urgent, move it to the "
-        f"Engineering queue and assign it to our SRE.",
-        f"Outage alert: the {system} ticket from {customer.name} needs to go to Engineering as urgent, "
-        f"assigned to the SRE. Please handle it.",
+    context = f"{customer.name} says the {system} is down."
+    short = f"{customer.name}'s {system} ticket: urgent, Engineering, to the SRE"
+    asks = [
+        Ask(
+            steps=(
+                f"Find the {system} ticket from {customer.name}.",
+                "Make it urgent.",
+                "Move it to the Engineering queue.",
+                "Assign it to our SRE.",
+            ),
+            context=context,
+            short=short,
+        ),
+        Ask(
+            steps=(
+                f"Escalate the {system} ticket from {customer.name}: urgent, Engineering queue, assigned to the SRE.",
+            ),
+            context=f"Outage alert: {context[0].lower()}{context[1:]}",
+            short=short,
+        ),
+        Ask(
+            steps=(
+                f"Set the {system} ticket from {customer.name} to urgent and move it to Engineering.",
+                "Give it to our SRE.",
+            ),
+            context=context,
+            short=short,
+        ),
     ]
     return _Scene(
         "Support",
@@ -46,7 +71,7 @@ def _demo_scene(ctx: FamilyContext, customer: Any) -> _Scene:
         sre,
         f"{system.capitalize()} is down",
         f"Since this morning our team cannot use the {system}. Please help urgently.",
-        requests,
+        asks,
         "SRE",
         system,
         f"Escalate the {system} outage ticket",
@@ -69,11 +94,35 @@ def _world_scene(ctx: FamilyContext, customer: Any) -> _Scene:
         "date": (world.start - timedelta(days=ctx.rng.randint(1, 6))).strftime("%d %B"),
     }
     title = topic.title.format(**values)
-    requests = [
-        f'{customer.name} ({customer.company}) has an urgent problem: "{title}". Find their ticket, '
-        f"make it urgent, move it to the {target.name} queue and assign it to {owner.name}.",
-        f'Please escalate the ticket from {customer.name} about "{title}": it is urgent, belongs in '
-        f"{target.name} and {owner.name} should take it.",
+    context = f"{customer.name} ({customer.company}) has an urgent problem."
+    short = f'{customer.name}\'s "{title}" ticket: urgent, {target.name}, to {owner.name}'
+    asks = [
+        Ask(
+            steps=(
+                f'Find the ticket {customer.name} opened about "{title}".',
+                "Make it urgent.",
+                f"Move it to the {target.name} queue.",
+                f"Assign it to {owner.name}.",
+            ),
+            context=context,
+            short=short,
+        ),
+        Ask(
+            steps=(
+                f'Escalate the ticket from {customer.name} about "{title}": urgent priority, the '
+                f"{target.name} queue, assigned to {owner.name}.",
+            ),
+            context=context,
+            short=short,
+        ),
+        Ask(
+            steps=(
+                f'Set the ticket {customer.name} filed about "{title}" to urgent and move it to {target.name}.',
+                f"Give it to {owner.name}.",
+            ),
+            context=context,
+            short=short,
+        ),
     ]
     return _Scene(
         front.name,
@@ -81,7 +130,7 @@ def _world_scene(ctx: FamilyContext, customer: Any) -> _Scene:
         owner,
         title,
         topic.body.format(**values) + " This is urgent for us.",
-        requests,
+        asks,
         owner.name,
         title,
         f"Escalate the ticket: {title}",
@@ -126,7 +175,6 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
         )
     results = ctx.plant(["tickets", "directory"], operations)
     ticket_id = results[0]["ticket_id"]
-    request = ctx.choice(scene.requests)
     return ctx.task(
         capability_id="triage_routing",
         services=["tickets", "directory"],
@@ -134,7 +182,7 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
         title=scene.task_title,
         turns=[
             {
-                "user": request,
+                "user": request(ctx, ctx.choice(scene.asks)),
                 "checks": [
                     {
                         "id": "urgent",

@@ -144,16 +144,24 @@ def test_mail_to_ticket_needs_a_ticket_and_a_reply_per_problem(seed: int) -> Non
         assert [c.arguments["requester"] for c in created] == customers
 
 
-def test_mail_to_ticket_records_the_figures_a_report_states() -> None:
-    """A report that gives figures (120 units, not 100) asks the ticket to keep them."""
-    for seed in range(12):
-        task = build_task("mail_to_ticket", seed, HARD)
-        for check in checks(task, "ticket-"):
-            if check.id.endswith("-details"):
-                assert [f.number for f in check.facts[1:]] == [120, 100]
-                assert check.columns == ["title", "description"]
-                return
-    pytest.fail("no seed plants the report with figures")
+def test_mail_to_ticket_records_the_figures_and_dates_a_report_states() -> None:
+    """A report that gives an amount or a date asks the ticket to keep them; one that gives
+    neither asks only for its reference."""
+    task = build_task("mail_to_ticket", 0, HARD)
+    details = {
+        c.id: [f.model_dump(include={"text", "number", "date"}, exclude_none=True) for f in c.facts]
+        for c in checks(task, "ticket-")
+        if c.id.endswith("-details")
+    }
+    assert details == {
+        "ticket-NW-97983-details": [{"text": "NW-97983"}, {"number": 1798}, {"date": "2026-02-28"}],
+        "ticket-NW-55478-details": [{"text": "NW-55478"}, {"date": "2026-02-24"}],
+    }
+    bodies = [p["body"] for p in params(task, "deliver_inbound")]
+    assert "We returned order NW-97983 on 28 February and still wait for 1798.00 EUR." in bodies[2]
+    assert [c.columns for c in checks(task, "ticket-") if c.id.endswith("-details")] == [
+        ["title", "description"]
+    ] * 2
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -271,7 +279,9 @@ def dump(task: Task) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def handoff() -> Task:
-    """Two customers report problems (one per mail, tickets numbered from 61) and two do not."""
+    """Two customers report problems (one per mail, tickets numbered from 61) and two do not:
+    Jennifer (mail 201) wrong parts in NW-15039, for Support; Paula (mail 202) a double charge
+    on INV-2026-6375, for Billing."""
     task = build_task("mail_to_ticket", 1, MEDIUM)
     assert [c.thread_of for c in task.turns[0].checks if c.type == "mail_sent"] == [201, 202]
     assert [s.arguments["body"].count("ticket #6") for s in steps(task, "mail_reply")] == [1, 1]
@@ -295,8 +305,8 @@ async def test_handoff_accepts_tickets_filed_in_another_order_and_numbers_writte
     """Working through the newest mail first numbers the tickets the other way round; the reply
     checks look the customer's ticket up instead of fixing its number."""
     bodies = [
-        "Hi Paula, sorry about the missing pallets. This is now ticket number 61 in our Support queue.",
-        "Dear Jennifer, we are looking into the double charge under ticket 62 and will refund it.",
+        "Hi Paula, sorry about the double charge. This is now ticket number 61 in our Billing queue.",
+        "Dear Jennifer, we are looking into the wrong parts under ticket 62 and will send the right ones.",
     ]
     record = await judge(handoff, handoff_steps(handoff, [1, 0], bodies), cache)
     assert verdict(record) == (True, 1.0, [], False)
@@ -319,8 +329,8 @@ async def test_handoff_rejects_swapped_ticket_numbers(handoff: Task, cache: Seed
     )
     assert verdict(record) == (
         False,
-        0.75,
-        ["reply-INV-2026-1629-ticket", "reply-NW-62197-ticket"],
+        7 / 9,  # 9 checks: Paula's ticket keeps its amount
+        ["reply-INV-2026-6375-ticket", "reply-NW-15039-ticket"],
         False,
     )
 
@@ -330,26 +340,26 @@ async def test_handoff_rejects_a_new_mail_where_a_reply_was_asked(handoff: Task,
     solution[3] = step(
         "mail_send_message",
         to=["jennifer.jackson@stark.example"],
-        subject="Your double charge",
+        subject="The wrong parts",
         body="Logged as ticket #61.",
     )
     record = await judge(handoff, solution, cache)
     assert verdict(record) == (
         False,
-        0.75,
-        ["reply-INV-2026-1629", "reply-INV-2026-1629-ticket"],
+        7 / 9,  # 9 checks: Paula's ticket keeps its amount
+        ["reply-NW-15039", "reply-NW-15039-ticket"],
         False,
     )
 
 
 async def test_handoff_rejects_a_bare_number_and_a_wrong_queue(handoff: Task, cache: SeedCache) -> None:
     solution = handoff_steps(handoff, [0, 1], ["Logged as ticket #61.", "Our reference: 62."])
-    solution[2] = {**solution[2], "arguments": {**solution[2]["arguments"], "queue": "Support"}}
+    solution[2] = {**solution[2], "arguments": {**solution[2]["arguments"], "queue": "Billing"}}
     record = await judge(handoff, solution, cache)
     assert verdict(record) == (
         False,
-        0.75,
-        ["reply-NW-62197-ticket", "ticket-INV-2026-1629-queue"],
+        7 / 9,  # 9 checks: Paula's ticket keeps its amount
+        ["reply-INV-2026-6375-ticket", "ticket-NW-15039-queue"],
         False,
     )
 

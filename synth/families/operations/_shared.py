@@ -3,6 +3,8 @@ shapes of the checks every task states."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from datetime import timedelta
 from typing import Any
 
@@ -91,3 +93,31 @@ def _ticket_values(ctx: FamilyContext) -> dict[str, str]:
         "city": ctx.choice(["Springfield", "Riverton", "Lakeside", "Hillcrest", "Easton"]),
         "date": (world.start - timedelta(days=ctx.rng.randint(1, 9))).strftime("%d %B"),
     }
+
+
+def _slug(text: str) -> str:
+    """'Client Services' -> 'client-services' (a folder or file name)."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+
+
+def _topic_values(ctx: FamilyContext) -> dict[str, str]:
+    """Values for every placeholder a world's topic may hold: a reference and an invoice
+    number in the world's style, an amount in its currency, a place and a recent date."""
+    world = ctx.the_world
+    return {
+        "order": f"{world.reference_prefix}-{ctx.rng.randint(10000, 99999)}",
+        "invoice": f"INV-{world.start.year}-{ctx.rng.randint(1000, 9999)}",
+        "amount": f"{ctx.rng.randint(200, 9000)}.00 {world.currency}",
+        "city": ctx.choice(["Springfield", "Riverton", "Lakeside", "Hillcrest", "Easton"]),
+        "date": (world.start - timedelta(days=ctx.rng.randint(1, 9))).strftime("%d %B").lstrip("0"),
+    }
+
+
+def _customer_queues(ctx: FamilyContext) -> list[Any]:
+    """The world's queues that customers file into (every world has at least one)."""
+    return [q for q in ctx.the_world.queues if q.requested_by == "customers"]
+
+
+def _formal(ctx: FamilyContext) -> bool:
+    return ctx.the_world.culture == "formal"

@@ -9,6 +9,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
+from ...phrasing import Ask, request
 from ._shared import _at, _field, _guard, _op, _plant, _ticket_values
 
 # -- tickets_bulk_close_resolved -----------------------------------------------------------------
@@ -23,15 +24,42 @@ CLOSE_TITLES = {
     "IT": ["Printer on the second floor jammed", "Replace a broken monitor",
            "Laptop battery drains fast", "Access to the finance share"],
 }  # fmt: skip
-CLOSE_REQUESTS = [
-    "Housekeeping in the {queue} queue: please close every resolved ticket there whose last update is more "
-    "than {days} days old. Resolved tickets updated within the last {days} days stay resolved, and leave "
-    "other queues alone.",
-    "Close all tickets in {queue} that are resolved and have not been touched for over {days} days. Don't "
-    "close the recently updated ones or anything outside {queue}.",
-    "The {queue} queue is cluttered: every resolved ticket in it not updated in the past {days} days can be "
-    "closed now. Nothing else should change.",
-]
+
+
+def _close_ask(ctx: FamilyContext, queue: str, days: int) -> Ask:
+    """Close the queue's resolved tickets older than `days`; keep the recent ones and the other queues."""
+    steps = ctx.choice(
+        [
+            (
+                f"Close every resolved ticket in the {queue} queue whose last update is more than {days} days "
+                "old.",
+                f"Leave the resolved tickets updated within the last {days} days as they are.",
+                "Leave other queues alone.",
+            ),
+            (
+                f"Close all tickets in {queue} that are resolved and have not been touched for over {days} "
+                "days.",
+                f"Do not close the recently updated ones or anything outside {queue}.",
+            ),
+            (
+                f"Go through the resolved tickets in {queue} and close each one not updated in the past {days} "
+                "days.",
+                "Change nothing else.",
+            ),
+        ]
+    )
+    context = ctx.choice(
+        [
+            f"The {queue} queue is cluttered with finished tickets.",
+            f"Time for some housekeeping in {queue}.",
+            "",
+        ]
+    )
+    return Ask(
+        steps=steps,
+        context=context,
+        short=f"Close the resolved {queue} tickets untouched for over {days} days, nothing else",
+    )
 
 
 def _titles(ctx: FamilyContext) -> dict[str, list[str]]:
@@ -144,7 +172,7 @@ def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
         title=f"Close resolved {queue} tickets untouched for more than {days} days",
         turns=[
             {
-                "user": ctx.choice(CLOSE_REQUESTS).format(queue=queue, days=days),
+                "user": request(ctx, _close_ask(ctx, queue, days)),
                 "checks": checks,
                 "solution": solution,
             }

@@ -1,22 +1,23 @@
 """Cross-service handoff families: turn customers' problem mails into tickets with replies, and
-book a meeting with an escalated ticket's assignee and note it on the ticket."""
+book a meeting with an escalated ticket's assignee and note it on the ticket. Both run on every
+world: the problems are the topics of the queues customers file into."""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, time, timedelta
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from coworkenv.servers.calendar.events import busy_times
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
+from coworkenv.world import Queue, WorkingHours
 
 from ...family import FamilyContext, family
-from ._shared import _at, _first, _max_id, _op, _plant, _states
-
-# -- mail_to_ticket ------------------------------------------------------------------------------
+from ...phrasing import Ask, first_name, greeting, request
+from ._shared import _at, _customer_queues, _formal, _max_id, _op, _plant, _states, _topic_values
 
 ROLE = "You are an AI assistant working in the company's mail, tickets, calendar, files and directory."
 
@@ -31,40 +32,60 @@ def _context(ctx: FamilyContext, *rules: str) -> dict[str, Any]:
     }
 
 
-#: Problems customers report by mail: (subject, body with {key}, queue, kind of key).
-PROBLEMS = [
-    ("Charged twice", "our card was charged twice for invoice {key}. Could you refund the duplicate "
-     "payment?", "Billing", "invoice"),
-    ("Wrong amount on our invoice", "invoice {key} bills 120 units, but we only ordered 100. Please send "
-     "a corrected invoice.", "Billing", "invoice"),
-    ("Credit note still missing", "we were promised a credit note for invoice {key} two weeks ago and have "
-     "not received it.", "Billing", "invoice"),
-    ("Problem with our last delivery", "order {key} arrived this morning with three crushed boxes. What "
-     "should we do with the damaged goods?", "Support", "order"),
-    ("Order not complete", "order {key} is missing two of the twelve pallets we ordered.", "Support",
-     "order"),
-    ("Where is our order?", "order {key} should have arrived last Thursday, but tracking has not moved "
-     "since.", "Support", "order"),
-]  # fmt: skip
+# -- mail_to_ticket ------------------------------------------------------------------------------
+
 SMALL_TALK = [
     ("Thanks!", "Thanks again for the quick help last week, everything works fine now."),
     ("Office closed on Friday", "Just so you know, our office is closed this Friday for a company event."),
-    ("Meeting confirmed", "Confirming our call next Tuesday at 10:00. Talk soon!"),
-    ("New colleague", "Please welcome Sam, who joins our purchasing team next month."),
-    ("Holiday schedule", "Our warehouse runs normal hours over the spring holidays."),
-    ("Great service", "Just wanted to say your delivery team did a great job yesterday."),
+    ("Call confirmed", "Confirming our call next Tuesday at 10:00. Talk soon!"),
+    ("New colleague", "Please welcome Sam, who joins our team next month and will copy you in now and then."),
+    ("Holiday schedule", "Our offices keep normal hours over the spring holidays."),
+    ("Great service", "Just wanted to say your team did a great job for us last week."),
 ]
 FIGURE = re.compile(r"(?<![\w{-])\d+(?![\w}-])")
-"""Figures a problem report states besides its order or invoice number (120 units, not 100)."""
-HANDOFF_REQUESTS = [
-    "Customers mailed me this morning (since 06:00 UTC). For every mail that reports a problem with an "
-    "order or an invoice, create a ticket in the right queue with the customer as requester and the "
-    "order or invoice number in the title, then reply to the customer with the ticket number. Mails "
-    "that report no problem need no ticket.",
-    "Please go through the customer mails in my inbox from this morning (after 06:00 UTC): each problem "
-    "report becomes a ticket (right queue, customer as requester, the order/invoice number in the title), "
-    "and the customer gets a reply quoting the ticket number. Ignore the mails that don't report a problem.",
-]
+"""Figures a problem report states besides its reference (120 housings, 30 to 45 days)."""
+KEYED = re.compile(r"\{(order|invoice)\}")
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """A customer's problem report: the queue it belongs in, the subject of the mail (it holds
+    the reference `key`), what the customer writes and the figures the ticket must keep."""
+
+    queue: str
+    subject: str
+    key: str
+    text: str
+    figures: list[dict[str, Any]]
+    """Facts of the report besides its reference: the figures and the date it names."""
+
+
+def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
+    """`count` topics of the customers' queues, those whose title names a reference first."""
+    topics = [(q, t) for q in _customer_queues(ctx) for t in q.topics]
+    keyed = [(q, t) for q, t in topics if KEYED.search(t.title)]
+    plain = [(q, t) for q, t in topics if not KEYED.search(t.title)]
+    picks = ctx.rng.sample(keyed, min(count, len(keyed)))
+    picks += ctx.rng.sample(plain, count - len(picks))
+    out = []
+    for queue, topic in picks:
+        values = _topic_values(ctx)
+        found = KEYED.search(topic.title)
+        key = values[found.group(1)] if found else values["order"]
+        subject = topic.title.format(**values) + ("" if found else f", reference {key}")
+        text = topic.body.format(**values)
+        if key not in text:
+            text += f" Our reference is {key}."
+        figures: list[dict[str, Any]] = [
+            {"number": int(n)} for n in FIGURE.findall(f"{topic.title} {topic.body}")
+        ]
+        if "{amount}" in topic.body:
+            figures.append({"number": int(values["amount"].split(".")[0])})
+        if "{date}" in topic.body:
+            day = datetime.strptime(f"{values['date']} {ctx.start.year}", "%d %B %Y").date()
+            figures.append({"date": day.isoformat()})
+        out.append(_Problem(queue.name, subject, key, text, figures))
+    return out
 
 
 def _reply_checks(mail: dict[str, Any], customer: str, key: str, first_new: int) -> list[dict]:
@@ -107,8 +128,8 @@ def _reply_checks(mail: dict[str, Any], customer: str, key: str, first_new: int)
     ]
 
 
-def _problem_checks(key: str, queue: str, customer: str, figures: list[int], first_new: int) -> list[dict]:
-    new = {"ge": first_new}
+def _problem_checks(problem: _Problem, customer: str, first_new: int) -> list[dict]:
+    new, key, queue = {"ge": first_new}, problem.key, problem.queue
     checks = [
         _states(
             f"ticket-{key}-requester",
@@ -127,33 +148,45 @@ def _problem_checks(key: str, queue: str, customer: str, figures: list[int], fir
             f"The ticket about {key} is in {queue}",
         ),
     ]
-    if figures:
+    if problem.figures:
         checks.append(
             _states(
                 f"ticket-{key}-details",
                 "tickets_tickets",
                 {"id": new, "requester": customer},
                 ["title", "description"],
-                [{"text": key}, *({"number": n} for n in figures)],
-                f"The ticket about {key} records the customer's figures ({', '.join(map(str, figures))})",
+                [{"text": key}, *problem.figures],
+                f"The ticket about {key} records the customer's figures "
+                f"({', '.join(str(next(iter(f.values()))) for f in problem.figures)})",
             )
         )
     return checks
 
 
+REPLIES = [
+    "Thank you for letting us know. I have logged this as ticket #{number}; please quote that number in "
+    "any follow-up.",
+    "Thanks for your message. We are looking into it under ticket #{number}, and I will come back to you "
+    "as soon as I know more.",
+    "Sorry for the trouble. Your request is now ticket #{number} with our team; mention that number if you "
+    "write again about it.",
+]
+
+
 def _ticket_and_reply(
-    ctx: FamilyContext, message_id: int, customer: DemoPerson, title: str, queue: str, body: str, number: int
+    ctx: FamilyContext, message_id: int, customer: Any, problem: _Problem, number: int
 ) -> list[dict[str, Any]]:
     """Read the mail, file the ticket (it gets id `number`), reply with its number."""
+    formal = _formal(ctx)
     reply = (
-        f"Hello {_first(customer)},\n\nThank you for letting us know. I have logged this as "
-        f"ticket #{number}; please quote that number in any follow-up.\n\nBest regards,\n{ctx.user.name}"
+        f"{greeting(customer, formal=formal)}\n\n{ctx.choice(REPLIES).format(number=number)}\n\n"
+        f"{'Kind regards' if formal else 'Best regards'},\n{ctx.user.name}"
     )
     ticket = {
-        "title": title,
-        "queue": queue,
+        "title": problem.subject,
+        "queue": problem.queue,
         "requester": customer.email,
-        "description": f"{customer.name} ({customer.company}) wrote: {body.split(chr(10) * 2)[1]}",
+        "description": f"{customer.name} ({customer.company}) wrote: {problem.text}",
     }
     return [
         {"tool": "mail_get_message", "arguments": {"message_id": message_id}},
@@ -162,43 +195,68 @@ def _ticket_and_reply(
     ]
 
 
-@family("mail_to_ticket", capability_id="cross_service_handoff", services=["mail", "tickets"])
+def _handoff_ask(ctx: FamilyContext) -> Ask:
+    """The request: tickets for the problem reports of the last three hours, replies in the
+    threads with the ticket numbers, nothing for the other mails."""
+    steps = ctx.choice(
+        [
+            (
+                "Go through the customer mails that reached my inbox in the last three hours.",
+                "For each one that reports a problem, file a ticket in the right queue with the customer as "
+                "requester and the reference number they quote in the title.",
+                "Reply to each of those customers in their thread with the ticket number.",
+                "Leave the mails that report no problem without a ticket.",
+            ),
+            (
+                "Turn every customer mail of the last three hours that reports a problem into a ticket: the "
+                "right queue, the customer as requester, their reference number in the title.",
+                "Answer each of them in the mail thread with the number of their ticket.",
+                "Skip the mails that are not about a problem.",
+            ),
+            (
+                "File a ticket for each problem customers reported by mail in the last three hours, in the "
+                "queue it belongs to, with the customer as requester and the reference they give in the "
+                "title.",
+                "Reply in each customer's thread with their ticket number.",
+            ),
+        ]
+    )
+    context = ctx.choice(
+        [
+            "Several customers wrote in this morning and nobody has answered them yet.",
+            "I am in meetings all morning and the customer mails are piling up.",
+            "",
+        ]
+    )
+    return Ask(
+        steps=steps,
+        context=context,
+        short="Ticket every customer problem mail of the last three hours (right queue, customer as "
+        "requester, their reference in the title) and reply in each thread with the ticket number",
+    )
+
+
+@family("mail_to_ticket", capability_id="cross_service_handoff", services=["mail", "tickets"], worlds=True)
 def mail_to_ticket(ctx: FamilyContext) -> Task:
-    """Customers report problems by mail; each report becomes a ticket (right queue, customer as
-    requester, order or invoice number in the title) and the customer gets a reply with the
-    ticket number. Distractors are customer mails that report no problem."""
+    """Customers report problems by mail; each report becomes a ticket (the queue of its topic,
+    customer as requester, their reference in the title) and the customer gets a reply with the
+    ticket number. Distractors are customer mails that report no problem. Runs on every world."""
     services = ["mail", "tickets"]
     customers = ctx.rng.sample(ctx.people(internal=False), ctx.difficulty.items)
-    problems = ctx.rng.sample(PROBLEMS, ctx.difficulty.items)
-    keys = [
-        f"INV-2026-{ctx.rng.randint(1000, 9999)}"
-        if kind == "invoice"
-        else f"NW-{ctx.rng.randint(10000, 99999)}"
-        for *_, kind in problems
-    ]
+    problems = _problems(ctx, ctx.difficulty.items)
+    user_first = first_name(ctx.user.name)
     mails = [
-        (
-            c,
-            subject,
-            f"Hello {_first(ctx.user)},\n\n{body.format(key=k)}\n\nKind regards,\n{c.name}, {c.company}",
-        )
-        for c, (subject, body, _, _), k in zip(customers, problems, keys, strict=True)
+        (c, p.subject, f"Hello {user_first},\n\n{p.text}\n\nKind regards,\n{c.name}, {c.company}")
+        for c, p in zip(customers, problems, strict=True)
     ]
     for subject, body in ctx.rng.sample(SMALL_TALK, min(ctx.difficulty.distractors, len(SMALL_TALK))):
         c = ctx.person(internal=False)
-        mails.append((c, subject, f"Hi {_first(ctx.user)},\n\n{body}\n\nBest,\n{c.name}"))
+        mails.append((c, subject, f"Hi {user_first},\n\n{body}\n\nBest,\n{c.name}"))
     minutes = ctx.rng.sample(range(5, 175), len(mails))
     operations = [
-        _op(
-            "mail",
-            "deliver_inbound",
-            from_addr=c.email,
-            subject=subject,
-            body=body,
-            sent_at=_at(ctx, minutes=-m),
-        )
+        _op("mail", "deliver_inbound", from_addr=c.email, subject=subject, body=body, sent_at=_at(ctx, minutes=-m))
         for (c, subject, body), m in zip(mails, minutes, strict=True)
-    ]
+    ]  # fmt: skip
     results, ws = _plant(ctx, services, operations)
     first_new = _max_id(ws, "tickets_tickets") + 1
     checks: list[dict[str, Any]] = []
@@ -209,13 +267,10 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
             "id": "new",
         }
     ]
-    for i, (customer, (_, _, queue, _), key) in enumerate(zip(customers, problems, keys, strict=True)):
-        mail = results[i]
-        figures = [int(n) for n in FIGURE.findall(problems[i][1])]
-        checks += _problem_checks(key, queue, customer.email, figures, first_new)
-        checks += _reply_checks(mail, customer.email, key, first_new)
-        title = f"{problems[i][0]}: {key}"
-        solution += _ticket_and_reply(ctx, mail["id"], customer, title, queue, mails[i][2], first_new + i)
+    for i, (customer, problem) in enumerate(zip(customers, problems, strict=True)):
+        checks += _problem_checks(problem, customer.email, first_new)
+        checks += _reply_checks(results[i], customer.email, problem.key, first_new)
+        solution += _ticket_and_reply(ctx, results[i]["id"], customer, problem, first_new + i)
     return ctx.task(
         capability_id="cross_service_handoff",
         services=services,
@@ -224,69 +279,30 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
         context=_context(
             ctx, "File every ticket in the queue whose description matches the request (list_queues)."
         ),
-        turns=[{"user": ctx.choice(HANDOFF_REQUESTS), "checks": checks, "solution": solution}],
+        turns=[{"user": request(ctx, _handoff_ask(ctx)), "checks": checks, "solution": solution}],
     )
 
 
 # -- ticket_to_meeting ---------------------------------------------------------------------------
 
-#: Escalation topics: (ticket title, description, a word that finds it).
-ESCALATIONS = [
-    ("Checkout rejects orders over 500 lines", "Large orders fail at checkout since Friday.", "checkout"),
-    (
-        "Price list import skips half the rows",
-        "Our weekly price list import drops every second row.",
-        "price list import",
-    ),
-    (
-        "Shipping labels print blank",
-        "The label printer gets empty shipping labels since Monday.",
-        "shipping labels",
-    ),
-    ("Invoice export to SAP fails every night", "The nightly SAP export stops with an error.", "SAP export"),
-    (
-        "Warehouse scanners reject consignments",
-        "Handheld scanners reject every consignment label.",
-        "scanners",
-    ),
-    (
-        "Order API returns timeouts",
-        "Since the last release the order API times out at peak hours.",
-        "order API",
-    ),
-    (
-        "Delivery notes print with the wrong address",
-        "Delivery notes show the old depot address.",
-        "delivery notes",
-    ),
-]
 BUSY_TITLES = ["Vendor call", "Design review", "Team sync", "Interview", "Training session", "Planning"]
-MEETING_REQUESTS = [
-    "{customer} from {company} has an escalated ticket about {topic}. Please book a {minutes}-minute "
-    "meeting on {day} with the colleague the ticket is assigned to, at a time when we are both free and "
-    "inside both our working hours (09:00-17:00, each in our own time zone). Then add an internal note on "
-    "the ticket saying when the meeting is booked for.",
-    "The {topic} ticket from {customer} ({company}) was escalated. Set up a {minutes}-minute meeting between "
-    "me and its assignee on {day}: no clashes with either calendar, and within 09:00-17:00 for both of us "
-    "in our own time zones. Once it's booked, leave an internal note on the ticket with the meeting's date.",
-]
 
 Span = tuple[datetime, datetime]
 
 
-def _workday(day: date, tz: ZoneInfo) -> Span | None:
+def _workday(day: date, tz: ZoneInfo, hours: WorkingHours) -> Span | None:
     if day.weekday() >= 5:
         return None
-    start = datetime.combine(day, time(9), tzinfo=tz).astimezone(UTC)
-    return start, datetime.combine(day, time(17), tzinfo=tz).astimezone(UTC)
+    start = datetime.combine(day, hours.start, tzinfo=tz).astimezone(UTC)
+    return start, datetime.combine(day, hours.end, tzinfo=tz).astimezone(UTC)
 
 
-def _shared_hours(day: date, user_tz: ZoneInfo, other_tz: ZoneInfo) -> list[Span]:
+def _shared_hours(day: date, user_tz: ZoneInfo, other_tz: ZoneInfo, hours: WorkingHours) -> list[Span]:
     """The parts of the user's working day `day` that also lie in the other's working hours."""
-    mine = _workday(day, user_tz)
+    mine = _workday(day, user_tz, hours)
     spans = []
     for offset in (-1, 0, 1):
-        theirs = _workday(day + timedelta(days=offset), other_tz)
+        theirs = _workday(day + timedelta(days=offset), other_tz, hours)
         if mine and theirs and max(mine[0], theirs[0]) < min(mine[1], theirs[1]):
             spans.append((max(mine[0], theirs[0]), min(mine[1], theirs[1])))
     return spans
@@ -315,16 +331,19 @@ def _free(ws: Workspace, emails: list[str], spans: list[Span]) -> list[Span]:
     return _subtract(spans, busy)
 
 
-def _meeting_slot(ctx: FamilyContext, ws: Workspace, minutes: int) -> tuple[date, DemoPerson, list[Span]]:
+def _meeting_slot(ctx: FamilyContext, ws: Workspace, minutes: int) -> tuple[date, Any, list[Span]]:
     """A day this week and a colleague who shares at least three working hours with the user
-    and has a free slot of `minutes` with them in the demo calendars."""
+    and has a free slot of `minutes` with them in the seeded calendars; the desk and tech teams'
+    people first, as escalations go to them."""
+    hours = ctx.the_world.working_hours
     user_tz = ZoneInfo(ctx.user.time_zone)
     days = [ctx.start.date() + timedelta(days=n) for n in range(1, 5)]
     staff = ctx.rng.sample(ctx.people(), len(ctx.people()))
-    staff.sort(key=lambda p: p.team not in ("Support", "Engineering"))
+    escalation_teams = (ctx.the_world.team("desk"), ctx.the_world.team("tech"))
+    staff.sort(key=lambda p: p.team not in escalation_teams)
     for person in staff:
         for day in ctx.rng.sample(days, len(days)):
-            spans = _shared_hours(day, user_tz, ZoneInfo(person.time_zone))
+            spans = _shared_hours(day, user_tz, ZoneInfo(person.time_zone), hours)
             if sum((e - s for s, e in spans), timedelta()) < timedelta(hours=3):
                 continue
             free = _free(ws, [ctx.user.email, person.email], spans)
@@ -334,7 +353,7 @@ def _meeting_slot(ctx: FamilyContext, ws: Workspace, minutes: int) -> tuple[date
 
 
 def _busy_blocks(
-    ctx: FamilyContext, free: list[Span], minutes: int, owners: list[str], organizers: list[DemoPerson]
+    ctx: FamilyContext, free: list[Span], minutes: int, owners: list[str], organizers: list[Any]
 ) -> list[dict[str, Any]]:
     """Meetings that take up some of the free time but leave a slot of `minutes`."""
     for _ in range(30):
@@ -363,14 +382,25 @@ def _busy_blocks(
     return []
 
 
-def _escalated_tickets(ctx: FamilyContext, customer: DemoPerson, assignee: DemoPerson) -> list[dict]:
-    topics = ctx.rng.sample(ESCALATIONS, min(len(ESCALATIONS), 1 + ctx.difficulty.distractors))
+def _escalation_queue(ctx: FamilyContext) -> Queue:
+    """The customers' queue whose topics the escalated tickets are about: the first with a
+    topic per ticket, else the one with the most topics."""
+    queues = _customer_queues(ctx)
+    wanted = 1 + ctx.difficulty.distractors
+    return next((q for q in queues if len(q.topics) >= wanted), max(queues, key=lambda q: len(q.topics)))
+
+
+def _escalated_tickets(ctx: FamilyContext, customer: Any, assignee: Any) -> list[dict]:
+    """The escalated ticket (first) and the customer's other tickets, on other topics."""
+    queue = _escalation_queue(ctx)
+    topics = ctx.rng.sample(queue.topics, min(len(queue.topics), 1 + ctx.difficulty.distractors))
     ops = []
-    for i, (title, description, _) in enumerate(topics):
+    for i, topic in enumerate(topics):
+        values = _topic_values(ctx)
         params: dict[str, Any] = {
-            "title": title,
-            "description": description,
-            "queue": "Engineering",
+            "title": topic.title.format(**values),
+            "description": topic.body.format(**values),
+            "queue": queue.name,
             "requester": customer.email,
             "created_at": _at(ctx, days=-ctx.rng.uniform(0.5, 4)),
         }
@@ -399,7 +429,7 @@ def _in_window_sql(free: list[Span], minutes: int) -> str:
 
 def _meeting_checks(
     ctx: FamilyContext,
-    assignee: DemoPerson,
+    assignee: Any,
     ticket_id: int,
     first_event: int,
     minutes: int,
@@ -443,14 +473,15 @@ def _meeting_checks(
 
 
 def _meeting_solution(
+    ctx: FamilyContext,
     ticket: dict[str, Any],
     ticket_id: int,
-    assignee: DemoPerson,
-    customer: DemoPerson,
+    assignee: Any,
+    customer: Any,
     minutes: int,
     day: date,
 ) -> list[dict[str, Any]]:
-    word = next(t[2] for t in ESCALATIONS if t[0] == ticket["title"])
+    hours = ctx.the_world.working_hours
     window = [f"{day.isoformat()}T00:00:00", f"{(day + timedelta(days=1)).isoformat()}T00:00:00"]
     slots = {
         "attendees": [{"$ref": "ticket.assignee"}],
@@ -458,13 +489,15 @@ def _meeting_solution(
         "window_start": window[0],
         "window_end": window[1],
         "granularity_minutes": 15,
+        "working_hours_start": f"{hours.start:%H:%M}",
+        "working_hours_end": f"{hours.end:%H:%M}",
     }
     event = {
-        "title": f"Escalation: {word} ({customer.company})",
+        "title": f"Escalation review: {customer.company}",
         "start": {"$ref": "slots.slots.0.start"},
         "end": {"$ref": "slots.slots.0.end"},
         "attendees": [assignee.email],
-        "description": f"Go through the escalated {word} ticket from {customer.name} and agree next steps.",
+        "description": f"Go through the escalated ticket from {customer.name} and agree on next steps.",
     }
     note = (
         f"Meeting booked with {assignee.name} on {day:%A} {day.day} {day:%B} to go through this "
@@ -473,7 +506,7 @@ def _meeting_solution(
     return [
         {
             "tool": "tickets_search_tickets",
-            "arguments": {"query": word, "tag": "escalated"},
+            "arguments": {"query": ticket["title"], "tag": "escalated"},
             "id": "t",
         },
         {
@@ -491,48 +524,79 @@ def _meeting_solution(
     ]
 
 
+def _meeting_ask(ctx: FamilyContext, customer: Any, title: str, minutes: int, day: date) -> Ask:
+    when = f"{day:%A}, {day.day} {day:%B}"
+    about = f'{customer.name} ({customer.company}) has an escalated ticket, "{title}".'
+    steps = ctx.choice(
+        [
+            (
+                f"Book a {minutes}-minute meeting on {when} with the colleague the ticket is assigned to, at a "
+                "time when we are both free and within both our working hours.",
+                "Add an internal note on the ticket saying when the meeting is.",
+            ),
+            (
+                f"Find out who the ticket is assigned to and set up a {minutes}-minute meeting with them and me "
+                f"on {when}, when neither of us has anything else on and both of us are at work.",
+                "Once it is booked, leave an internal note on the ticket with the meeting's date.",
+            ),
+            (
+                f"Put a {minutes}-minute meeting between me and the ticket's assignee in our calendars for "
+                f"{when}, inside both our working hours and clear of our other meetings.",
+                "Note the meeting date on the ticket as an internal comment.",
+            ),
+        ]
+    )
+    context = ctx.choice(
+        [about, f"{about} I want to talk it through with whoever has it.", f"{about} It needs a proper look."]
+    )
+    return Ask(
+        steps=steps,
+        context=context,
+        short=f'Book {minutes} min on {when} with the assignee of the escalated "{title}" ticket from '
+        f"{customer.name} (both free, both in working hours) and note it on the ticket",
+    )
+
+
 @family(
-    "ticket_to_meeting", capability_id="cross_service_handoff", services=["tickets", "calendar", "directory"]
+    "ticket_to_meeting",
+    capability_id="cross_service_handoff",
+    services=["tickets", "calendar", "directory"],
+    worlds=True,
 )
 def ticket_to_meeting(ctx: FamilyContext) -> Task:
     """An escalated ticket needs a meeting between the user and its assignee on a given day,
     free for both and within both people's working hours; then an internal note on the ticket.
-    Items: meetings planted that day to work around; distractors: other tickets of the customer."""
+    Items: meetings planted that day to work around; distractors: other tickets of the customer.
+    Runs on every world (its working hours are a house rule of the task)."""
     services = ["tickets", "calendar", "directory"]
     minutes = ctx.choice([30, 45, 60])
     customer = ctx.person(internal=False)
-    _, demo_ws = _plant(ctx, services, [])
-    day, assignee, free = _meeting_slot(ctx, demo_ws, minutes)
+    _, seed_ws = _plant(ctx, services, [])
+    day, assignee, free = _meeting_slot(ctx, seed_ws, minutes)
     tickets = _escalated_tickets(ctx, customer, assignee)
     owners = [[assignee.email, ctx.user.email][i % 2] for i in range(ctx.difficulty.items)]
     organizers = ctx.people(exclude=[assignee.email])
     operations = tickets + _busy_blocks(ctx, free, minutes, owners, organizers)
     results, ws = _plant(ctx, services, operations)
     ticket_id = results[0]["ticket_id"]
-    shared = _shared_hours(day, ZoneInfo(ctx.user.time_zone), ZoneInfo(assignee.time_zone))
+    hours = ctx.the_world.working_hours
+    shared = _shared_hours(day, ZoneInfo(ctx.user.time_zone), ZoneInfo(assignee.time_zone), hours)
     free = _free(ws, [ctx.user.email, assignee.email], shared)
     first_event = _max_id(ws, "calendar_events") + 1
-    topic = next(t[2] for t in ESCALATIONS if t[0] == tickets[0]["params"]["title"])
-    request = ctx.choice(MEETING_REQUESTS).format(
-        customer=customer.name,
-        company=customer.company,
-        topic=topic,
-        minutes=minutes,
-        day=f"{day:%A}, {day.day} {day:%B}",
-    )
+    ticket = tickets[0]["params"]
+    rule = f"Working hours are {hours.start:%H:%M} to {hours.end:%H:%M} on weekdays, in each person's own time zone."
     return ctx.task(
         capability_id="cross_service_handoff",
         extra_capabilities=["scheduling_constraints"],
         services=services,
         operations=operations,
         title="Book a meeting with an escalated ticket's assignee and note it on the ticket",
+        context=_context(ctx, rule),
         turns=[
             {
-                "user": request,
+                "user": request(ctx, _meeting_ask(ctx, customer, ticket["title"], minutes, day)),
                 "checks": _meeting_checks(ctx, assignee, ticket_id, first_event, minutes, free, day),
-                "solution": _meeting_solution(
-                    tickets[0]["params"], ticket_id, assignee, customer, minutes, day
-                ),
+                "solution": _meeting_solution(ctx, ticket, ticket_id, assignee, customer, minutes, day),
             }
         ],
     )

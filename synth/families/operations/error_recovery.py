@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import _at, _field, _guard, _max_id, _op, _plant, _states, _ticket_values
+from ...phrasing import Ask, request
+from ._shared import _at, _field, _guard, _max_id, _op, _plant, _slug, _states, _ticket_values
 
 # -- tickets_invalid_transition ------------------------------------------------------------------
 
@@ -38,13 +38,9 @@ CLOSINGS = [
 #: In other worlds: why a ticket is done, with the reference the note must carry.
 WORLD_REASONS = [
     ("the requester confirmed it is settled, reference {key}", "REF-{n4}"),
-    ("it was settled under case {key}", "CASE-{n5}"),
+    ("it was settled under case {key}", "SC-{n5}"),
     ("follow-up {key} confirmed that it is done", "FU-{n4}"),
     ("the requester's written confirmation {key} is on file", "CONF-{n4}"),
-]
-INVALID_REQUESTS = [
-    "Please close {tickets}. Leave an internal note on each saying why it is done.",
-    "These can be closed now: {tickets}. Add an internal note to each with the reason.",
 ]
 
 
@@ -72,7 +68,7 @@ def _front(ctx: FamilyContext) -> str:
     return next(q.name for q in ctx.the_world.queues if q.requested_by == "customers")
 
 
-def _stuck_ticket(ctx: FamilyContext, title: str, customer: DemoPerson, status: str) -> dict:
+def _stuck_ticket(ctx: FamilyContext, title: str, customer: Any, status: str) -> dict:
     values = _ticket_values(ctx)
     created = -ctx.rng.uniform(3, 12)
     return _op(
@@ -119,6 +115,30 @@ def _closing_checks(tid: int, key: str, first_comment: int) -> list[dict[str, An
     ]
 
 
+def _closing_ask(ctx: FamilyContext, ids: list[int], titles: list[str], reasons: list[str]) -> Ask:
+    """Close these tickets, each for its reason, with an internal note saying why."""
+    done = list(zip(ids, titles, reasons, strict=True))
+    variant = ctx.rng.randrange(3)
+    if variant == 0:
+        steps = [f"Close #{tid} ({title}), since {reason}." for tid, title, reason in done]
+        steps.append("Leave an internal note on each saying why it is done.")
+    elif variant == 1:
+        steps = [f"Close ticket #{tid}, {title}, as {reason}." for tid, title, reason in done]
+        steps.append("Add an internal note to each with the reason.")
+    else:
+        listing = "; ".join(f"#{tid} ({title}), because {reason}" for tid, title, reason in done)
+        steps = [f"Close these tickets: {listing}.", "Put the reason on each one as an internal note."]
+    context = ctx.choice(
+        [
+            "These are done but still open in the system.",
+            "I went through my tickets and these are finished.",
+            "",
+        ]
+    )
+    short = "; ".join(f"#{tid}: {reason}" for tid, _, reason in done)
+    return Ask(steps=tuple(steps), context=context, short=f"Close {short}, with an internal note each")
+
+
 @family("tickets_invalid_transition", capability_id="error_recovery", services=["tickets"], worlds=True)
 def tickets_invalid_transition(ctx: FamilyContext) -> Task:
     """The user asks to close tickets that are pending or in progress, which cannot be closed
@@ -153,10 +173,7 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
     solution = [
         step for i, tid in enumerate(closing) for step in _closing_steps(tid, reasons[i], try_first=i == 0)
     ]
-    listing = "; ".join(
-        f"#{tid} ({op['params']['title']}): {reason}"
-        for tid, op, reason in zip(closing, operations, reasons, strict=False)
-    )
+    titles = [op["params"]["title"] for op in operations[: len(closing)]]
     return ctx.task(
         capability_id="error_recovery",
         services=services,
@@ -164,7 +181,7 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
         title="Close unfinished tickets through the allowed status steps, with notes",
         turns=[
             {
-                "user": ctx.choice(INVALID_REQUESTS).format(tickets=listing),
+                "user": request(ctx, _closing_ask(ctx, closing, titles, reasons)),
                 "checks": checks,
                 "solution": solution,
             }
@@ -176,26 +193,26 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
 
 NEXT_STEPS = ["send the revised quote", "book a site visit", "share the rollout plan"]
 MEETING_KINDS = ["renewal call", "onboarding call", "quarterly review", "escalation review"]
-FOLDERS = [
-    "/teams/support/call-notes",
-    "/teams/support/customers/2026",
-    "/shared/call-notes/2026-03",
-    "/teams/sales/accounts/call-notes",
-]
-NOTE_REQUESTS = [
-    "{sender} mailed me the notes from {calls}. Please save them in our files, {where}.",
-    "Could you file the call notes {sender} sent me ({calls})? Store them {where}.",
-]
 
 
-def _slug(text: str) -> str:
-    return "-".join(text.lower().split())
+def _folders(ctx: FamilyContext, ws: Workspace) -> list[str]:
+    """Folders for call notes that do not exist yet: under the user's desk team, the sales
+    team's accounts, or a shared folder for the month."""
+    world = ctx.the_world
+    desk, sales = _slug(world.team("desk")), _slug(world.team("sales"))
+    candidates = [
+        f"/teams/{desk}/call-notes",
+        f"/teams/{desk}/customers/{ctx.start.year}",
+        f"/shared/call-notes/{ctx.start:%Y-%m}",
+        f"/teams/{sales}/accounts/call-notes",
+    ]
+    return [f for f in candidates if not ws.rows("files_nodes", "path = ?", [f])]
 
 
 def _note(ctx: FamilyContext, company: str, kind: str, po: str, discount: int, step: str) -> str:
     contact = ctx.choice([p for p in ctx.company.contacts if p.company == company])
     return (
-        f"Notes: {company} {kind}, {ctx.start:%d %B}\n\n"
+        f"Notes: {company} {kind}, {ctx.start.day} {ctx.start:%B}\n\n"
         f"- Attendees: {contact.name} ({company}), {ctx.user.name}\n"
         f"- Agreed: {discount}% volume discount from April\n"
         f"- Purchase order: {po}\n"
@@ -232,27 +249,48 @@ def _note_checks(i: int, path: str, po: str, discount: int, step: str) -> list[d
     ]
 
 
-def _notes_request(ctx: FamilyContext, sender: DemoPerson, calls: list[str], paths: list[str]) -> str:
-    if len(paths) == 1:
-        where = f"as {paths[0]}"
-    else:
-        names = ", ".join(f"{p} for {call}" for p, call in zip(paths, calls, strict=True))
-        where = f"one file per call: {names}"
-    return ctx.choice(NOTE_REQUESTS).format(sender=sender.name, calls=" and ".join(calls), where=where)
+def _listed(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
-@family("files_missing_folder", capability_id="error_recovery", services=["files", "mail"])
+def _notes_ask(ctx: FamilyContext, sender: Any, calls: list[str], paths: list[str]) -> Ask:
+    """Save each call's notes at its path; the others stay in the inbox."""
+    save = ctx.choice(
+        [
+            "Save the notes from the {call} as {path}.",
+            "File the {call} notes in our files as {path}.",
+            "Put the notes of the {call} into {path}.",
+        ]
+    )
+    steps = [save.format(call=call, path=path) for call, path in zip(calls, paths, strict=True)]
+    steps.append(ctx.choice(["Leave the other call notes in my inbox.", "Do not file the other call notes."]))
+    who = sender.name
+    context = ctx.choice(
+        [
+            f"{who} mailed me the notes from the {_listed(calls)}.",
+            f"{who} sent over the notes from our customer calls.",
+            f"I have the call notes from {who} in my inbox and want them in our files.",
+        ]
+    )
+    short = "; ".join(f"{call} notes to {path}" for call, path in zip(calls, paths, strict=True))
+    return Ask(steps=tuple(steps), context=context, short=f"Save the notes {who} mailed: {short}")
+
+
+@family("files_missing_folder", capability_id="error_recovery", services=["files", "mail"], worlds=True)
 def files_missing_folder(ctx: FamilyContext) -> Task:
     """A colleague mails call notes; the user wants them saved in a folder that does not exist
     yet, so the first write fails until the folder is created. Items: notes to save (one file
-    each); distractors: other call notes in the inbox that must not be filed."""
+    each); distractors: other call notes in the inbox that must not be filed. Runs on every
+    world (the folder lies under its desk or sales team, or in a shared folder of the month)."""
     services = ["files", "mail"]
     sender = ctx.person()
     companies = sorted({p.company for p in ctx.company.contacts})
     calls = ctx.rng.sample(
         [(c, k) for c in companies for k in MEETING_KINDS], ctx.difficulty.items + ctx.difficulty.distractors
     )
-    folder = ctx.choice(FOLDERS)
+    _, seed_ws = _plant(ctx, services, [])
+    folder = ctx.choice(_folders(ctx, seed_ws))
     pos = [f"PO-{ctx.rng.randint(10000, 99999)}" for _ in calls]
     discounts = [ctx.rng.randint(5, 15) for _ in calls]
     next_steps = [ctx.choice(NEXT_STEPS) for _ in calls]
@@ -282,7 +320,7 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
         {"tool": "files_create_directory", "arguments": {"path": folder, "parents": len(missing) > 1}},
         *writes,
     ]  # fmt: skip
-    request = _notes_request(ctx, sender, [f"the {calls[i][0]} {calls[i][1]}" for i in items], paths)
+    ask = _notes_ask(ctx, sender, [f"{calls[i][0]} {calls[i][1]}" for i in items], paths)
     return ctx.task(
         capability_id="error_recovery",
         extra_capabilities=["document_editing"],
@@ -291,7 +329,7 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
         title="Save mailed call notes into a folder that does not exist yet",
         turns=[
             {
-                "user": request,
+                "user": request(ctx, ask),
                 "checks": [
                     c for i in items for c in _note_checks(i, paths[i], pos[i], discounts[i], next_steps[i])
                 ],

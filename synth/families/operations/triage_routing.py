@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.task import Task
 
 from ...family import FamilyContext, family
-from ._shared import _at, _field, _first, _guard, _op, _plant, _ticket_values
+from ...phrasing import Ask, first_name, request
+from ._shared import _at, _field, _guard, _op, _plant, _ticket_values
 
 # -- tickets_route_by_rule -----------------------------------------------------------------------
 
@@ -49,15 +49,11 @@ STAYS = [
     ("Pickup time for order {order}", "When can our driver collect order {order} at your depot?"),
     ("Partial delivery of order {order}", "Only 8 of the 12 pallets of order {order} arrived."),
 ]
-ROUTING_REQUESTS = [
-    "Please triage the new tickets that came into the Support queue since 06:00 UTC today. The rule: "
-    "billing questions (invoices, payments, refunds) go to Billing, login and VPN problems go to IT, and "
-    "bugs or error messages in our software go to Engineering. Everything else stays in Support.",
-    "Route this morning's new Support tickets (the ones created after 06:00 UTC): anything about invoices, "
-    "payments or refunds to the Billing queue, login or VPN trouble to IT, software bugs and errors to "
-    "Engineering. Leave the rest in Support where they are.",
-    "Can you sort the tickets that arrived in Support since 06:00 UTC? Billing questions belong in Billing, "
-    "login/VPN problems in IT, bugs in Engineering; anything else is fine in Support.",
+#: What the demo's rule sends where.
+RULE = [
+    ("billing questions (invoices, payments, refunds)", "Billing"),
+    ("login and VPN problems", "IT"),
+    ("bugs and error messages in our software", "Engineering"),
 ]
 
 
@@ -77,7 +73,7 @@ def _route_ticket(
     )
 
 
-def _requester(ctx: FamilyContext, queue: str) -> DemoPerson:
+def _requester(ctx: FamilyContext, queue: str) -> Any:
     """Staff file IT tickets; customers the rest (and now and then a colleague reports a bug).
     In other worlds, whoever the queue says files into it."""
     if not ctx.on_demo:
@@ -88,32 +84,60 @@ def _requester(ctx: FamilyContext, queue: str) -> DemoPerson:
     return ctx.person(internal=False)
 
 
+def _clause(description: str) -> str:
+    """A queue's description as a clause: 'Fee notes and payment queries.' -> 'fee notes and
+    payment queries' (an acronym such as 'KYC' keeps its case)."""
+    text = description.strip().rstrip(".")
+    return text if text[1:2].isupper() else text[:1].lower() + text[1:]
+
+
 def _world_rule(
     ctx: FamilyContext,
-) -> tuple[str, dict[str, list[tuple[str, str]]], list[tuple[str, str]], str]:
+) -> tuple[str, dict[str, list[tuple[str, str]]], list[tuple[str, str]], list[tuple[str, str]]]:
     """Any world: the first queue customers file into, the other queues' topics as what the
-    rule routes, the first queue's own topics as what stays, and the request stating the rule."""
+    rule routes, the first queue's own topics as what stays, and the rule (what goes where)."""
     world = ctx.the_world
     front = next(q for q in world.queues if q.requested_by == "customers")
     targets = [q for q in world.queues if q.name != front.name]
     routed = {q.name: [(t.title, t.body) for t in q.topics] for q in targets}
     stays = [(t.title, t.body) for t in front.topics]
-    parts = [
-        f"{q.description.rstrip('.')[0].lower()}{q.description.rstrip('.')[1:]} go to {q.name}"
-        for q in targets
-    ]
-    rule = "; ".join(parts)
-    request = ctx.choice(
+    return front.name, routed, stays, [(_clause(q.description), q.name) for q in targets]
+
+
+def _routing_ask(ctx: FamilyContext, front: str, rule: list[tuple[str, str]]) -> Ask:
+    """The routing request: which new tickets, the rule queue by queue, the rest stays."""
+    variant = ctx.rng.randrange(3)
+    if variant == 0:
+        steps = (
+            f"Triage the new tickets that came into the {front} queue in the last three hours.",
+            *(f"Move {what} to {queue}." for what, queue in rule),
+            f"Leave everything else in {front}.",
+        )
+    elif variant == 1:
+        said = "; ".join(f"{what} go to {queue}" for what, queue in rule)
+        steps = (
+            f"Sort the tickets that arrived in {front} over the last three hours by this rule: {said}.",
+            f"Keep the rest in {front}.",
+        )
+    else:
+        steps = (
+            f"Route the {front} tickets created in the last three hours.",
+            *(f"Send {what} to the {queue} queue." for what, queue in rule),
+            f"Keep anything else in {front}.",
+        )
+    context = ctx.choice(
         [
-            f"Please triage the new tickets that came into the {front.name} queue since 06:00 UTC today. "
-            f"The rule: {rule}. Everything else stays in {front.name}.",
-            f"Route this morning's new {front.name} tickets (the ones created after 06:00 UTC): {rule}. "
-            f"Leave the rest in {front.name} where they are.",
-            f"Can you sort the tickets that arrived in {front.name} since 06:00 UTC? {rule[0].upper()}{rule[1:]}; "
-            f"anything else is fine in {front.name}.",
+            f"The {front} queue filled up this morning.",
+            "The other teams are waiting for their tickets.",
+            "",
         ]
     )
-    return front.name, routed, stays, request
+    short = ", ".join(f"{what} to {queue}" for what, queue in rule)
+    return Ask(
+        steps=steps,
+        context=context,
+        short=f"Route the last three hours of {front} tickets: {short}, the rest stays",
+    )
 
 
 @family("tickets_route_by_rule", capability_id="triage_routing", services=["tickets"], worlds=True)
@@ -123,9 +147,9 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
     new tickets that the rule leaves in Support. Items and distractors scale with difficulty. In
     other worlds the rule routes by what each of the world's queues is for. Runs on every world."""
     services = ["tickets"]
-    front, routed, stays, request = "Support", ROUTED, STAYS, ""
+    front, routed, stays, rule = "Support", ROUTED, STAYS, RULE
     if not ctx.on_demo:
-        front, routed, stays, request = _world_rule(ctx)
+        front, routed, stays, rule = _world_rule(ctx)
     queues = ctx.rng.sample(list(routed), min(3, len(routed)))
     picks = {q: ctx.rng.sample(routed[q], len(routed[q])) for q in queues}
     n = len(queues)
@@ -175,7 +199,9 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
         services=services,
         operations=operations,
         title=f"Route this morning's new {front} tickets by a stated rule",
-        turns=[{"user": request or ctx.choice(ROUTING_REQUESTS), "checks": checks, "solution": solution}],
+        turns=[
+            {"user": request(ctx, _routing_ask(ctx, front, rule)), "checks": checks, "solution": solution}
+        ],
     )
 
 
@@ -194,22 +220,58 @@ NEUTRAL_MAILS = [
     ("Re: our call", "Thanks for the call earlier. As promised, a summary follows tomorrow."),
     ("Timing question", "What timing works best for you for the next review?"),
 ]
-#: Teams a labelling rule may name besides external senders, with the label it asks for.
-LABEL_TEAMS = {"Finance": "finance", "Engineering": "engineering", "Sales": "sales"}
 EXTERNAL_LABELS = ["customers", "external"]
-LABEL_REQUESTS = [
-    "Please label the mails that arrived in my inbox this morning (since 06:00 UTC) by who sent them: "
-    'mail from people outside {company} gets the label "{ext}", mail from colleagues in the {team} team '
-    'gets "{label}". Mail from anyone else stays unlabelled. Check the directory if you are unsure.',
-    'Sort this morning\'s new inbox mail (everything since 06:00 UTC) with labels: "{ext}" for external '
-    'senders, "{label}" for anyone on our {team} team (the directory says who is), nothing for other '
-    "colleagues.",
-    'Could you tag the inbox mails received since 06:00 UTC today? Rule: external senders -> "{ext}", '
-    '{team} team members -> "{label}", all other colleagues -> no label.',
-]
 
 
-def _senders(ctx: FamilyContext, team: str) -> tuple[list[tuple[DemoPerson, str]], list[DemoPerson]]:
+def _label_teams(ctx: FamilyContext) -> list[str]:
+    """Teams a labelling rule may name besides external senders: the finance, tech and sales
+    teams (else any other team), never the user's own, each with a colleague besides the user."""
+    world = ctx.the_world
+    staffed = {p.team for p in ctx.people()}
+    roles = {world.team(role) for role in ("finance", "tech", "sales")}
+    teams = sorted(t for t in roles if t != ctx.user.team and t in staffed)
+    return teams or sorted(t for t in world.team_names if t != ctx.user.team and t in staffed)
+
+
+def _team_words(team: str) -> str:
+    """'Finance' -> 'the Finance team'; 'Executive Team' stays 'the Executive Team'."""
+    return f"the {team}" if team.lower().endswith("team") else f"the {team} team"
+
+
+def _label_ask(ctx: FamilyContext, ext: str, team: str, label: str) -> Ask:
+    """The labelling rule: outside senders, the team's members, nobody else."""
+    company, members = ctx.company.name, _team_words(team)
+    steps = ctx.choice(
+        [
+            (
+                "Label the mails that reached my inbox in the last three hours by who sent them.",
+                f'Give mail from people outside {company} the label "{ext}".',
+                f'Give mail from colleagues on {members} the label "{label}".',
+                "Leave mail from other colleagues without a label.",
+            ),
+            (
+                f'Tag every inbox mail of the last three hours from an outside sender with "{ext}".',
+                f'Tag the ones from people on {members} with "{label}".',
+                "Leave the other colleagues' mail untagged.",
+            ),
+            (
+                f'Sort the new inbox mail of the last three hours with labels: "{ext}" for anyone outside '
+                f'{company} and "{label}" for {members}.',
+                "Leave mail from everyone else unlabelled.",
+            ),
+        ]
+    )
+    context = ctx.choice(
+        ["The directory says who is on which team.", "I want to see at a glance who is waiting for me.", ""]
+    )
+    return Ask(
+        steps=steps,
+        context=context,
+        short=f'Label the last three hours of inbox mail: "{ext}" for outside senders, "{label}" for {members}',
+    )
+
+
+def _senders(ctx: FamilyContext, team: str) -> tuple[list[tuple[Any, str]], list[Any]]:
     """(sender, kind) of the mails to label and the senders of the mails to leave alone."""
     externals = ctx.rng.sample(ctx.people(internal=False), 4)
     members = ctx.rng.sample(ctx.people(team=team), min(2, len(ctx.people(team=team))))
@@ -218,17 +280,18 @@ def _senders(ctx: FamilyContext, team: str) -> tuple[list[tuple[DemoPerson, str]
     alternating = [p for pair in zip(*pairs, strict=False) for p in pair] + pairs[0][len(pairs[1]) :]
     items = alternating[: ctx.difficulty.items]
     others = [p for p in ctx.people() if p.team != team]
-    return items, ctx.rng.sample(others, ctx.difficulty.distractors)
+    return items, ctx.rng.sample(others, min(len(others), ctx.difficulty.distractors))
 
 
-@family("mail_label_by_sender", capability_id="triage_routing", services=["mail", "directory"])
+@family("mail_label_by_sender", capability_id="triage_routing", services=["mail", "directory"], worlds=True)
 def mail_label_by_sender(ctx: FamilyContext) -> Task:
     """New inbox mails from external contacts and colleagues; the user states a labelling rule
     by sender (external -> one label, members of a team -> another) and the agent looks the
-    senders up in the directory. Distractors are mails from other colleagues, left unlabelled."""
+    senders up in the directory. Distractors are mails from other colleagues, left unlabelled.
+    Runs on every world (the team is its finance, tech or sales team)."""
     services = ["mail", "directory"]
-    team = ctx.choice(sorted(LABEL_TEAMS))
-    labels = {"external": ctx.choice(EXTERNAL_LABELS), "team": LABEL_TEAMS[team]}
+    team = ctx.choice(_label_teams(ctx))
+    labels = {"external": ctx.choice(EXTERNAL_LABELS), "team": team.lower()}
     items, others = _senders(ctx, team)
     mails = [(p, labels[kind]) for p, kind in items] + [(p, None) for p in others]
     ctx.rng.shuffle(mails)
@@ -240,7 +303,7 @@ def mail_label_by_sender(ctx: FamilyContext) -> Task:
             "deliver_inbound",
             from_addr=sender.email,
             subject=subject,
-            body=f"Hi {_first(ctx.user)},\n\n{body}\n\nBest,\n{sender.name}",
+            body=f"Hi {first_name(ctx.user.name)},\n\n{body}\n\nBest,\n{sender.name}",
             sent_at=_at(ctx, minutes=-ago),
         )
         for (sender, _), (subject, body), ago in zip(mails, texts, minutes, strict=True)
@@ -269,13 +332,16 @@ def mail_label_by_sender(ctx: FamilyContext) -> Task:
     solution += [
         {"tool": "mail_add_label", "arguments": {"message_id": m, "label": lab}} for m, lab in labelled
     ]
-    request = ctx.choice(LABEL_REQUESTS).format(
-        ext=labels["external"], team=team, label=labels["team"], company=ctx.company.name
-    )
     return ctx.task(
         capability_id="triage_routing",
         services=services,
         operations=operations,
         title=f"Label this morning's mail: external senders and the {team} team",
-        turns=[{"user": request, "checks": checks, "solution": solution}],
+        turns=[
+            {
+                "user": request(ctx, _label_ask(ctx, labels["external"], team, labels["team"])),
+                "checks": checks,
+                "solution": solution,
+            }
+        ],
     )
