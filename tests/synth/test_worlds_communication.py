@@ -246,3 +246,34 @@ async def test_the_count_in_words_passes_and_an_older_closed_ticket_fails(
     body = f"There are {int(count.facts[0].number)} open tickets. The oldest is #{closed}."
     wrong = await judge(task, [*reads(task), step("mail_reply", message_id=request, body=body)], cache)
     assert verdict(wrong) == (False, 0.5, ["reply-oldest"], False)
+
+
+# -- worlds at the edges ------------------------------------------------------------------------
+
+
+def test_the_chase_in_a_small_world_asks_as_many_colleagues_as_it_has() -> None:
+    small = world("logistics", 8)
+    colleagues = [p for p in small.staff if p.email != small.user]
+    task = build_task("mail_chase_unanswered", 1, Difficulty.level(2), world=small)
+    sent = [op.params for op in task.seed.operations if op.params.get("folder") == "sent"]
+    answers = [op.params for op in task.seed.operations if op.params.get("in_reply_to")]
+    # four unanswered threads as the level asks, and answers from the rest of the seven colleagues
+    assert (len(colleagues), len(sent), len(answers)) == (7, 7, 3)
+    assert len({p["to"][0] for p in sent}) == 7
+    assert len([c for c in checks_of(task) if c.id.startswith("followed-up-")]) == 4
+
+
+def test_a_world_with_one_newsletter_archives_it_or_a_generic_one() -> None:
+    data = world("museum").model_dump()
+    data["vocabulary"]["newsletters"] = data["vocabulary"]["newsletters"][:1]
+    museum = World.model_validate(data)
+    archived: dict[str, list[int]] = {}
+    for seed in range(6):
+        task = build_task("mail_bulk_archive", seed, MEDIUM, world=museum)
+        (search,) = [s for s in task.turns[0].solution if s.tool == "mail_search_messages"]
+        archived.setdefault(search.arguments["sender"], []).append(
+            len([c for c in checks_of(task) if c.id.startswith("archived-")])
+        )
+    assert sorted(archived) == ["artmuseumweekly.example", "vendorpulse.example"]  # the first generic one
+    # the seed holds no generic newsletter: only the planted old issues are archived
+    assert archived["vendorpulse.example"] == [MEDIUM.items] * len(archived["vendorpulse.example"])

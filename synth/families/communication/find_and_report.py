@@ -31,10 +31,10 @@ def _figure_ask(ctx: FamilyContext, figures: Any, asker: Any, in_thread: bool) -
                 ),
                 Ask(
                     steps=(
-                        "Find the final figures in our files.",
+                        f"Find the final {period} {metric} figures in our files.",
                         f"Answer {first} in the same thread as the request.",
                     ),
-                    context=f"{asker.name} needs the {period} {metric}.",
+                    context=f"{asker.name} asked me for them by mail.",
                     short=f"answer {first}'s {metric} question in the same thread",
                 ),
             ]
@@ -239,12 +239,12 @@ def _status_ask(ctx: FamilyContext, manager: Any, short: str, in_thread: bool) -
             Ask(
                 steps=(f"Send {first} the count of open tickets {short} and the oldest one.",),
                 context=f"{first} asked me by mail.",
-                short=f"tell {first} how many tickets are open {short}",
+                short=f"tell {first} how many tickets are open {short} and which is the oldest",
             ),
             Ask(
                 steps=(f"Get back to {first} on the open tickets {short}.",),
                 context=f"{first} needs the numbers for a call.",
-                short=f"get {first} the open ticket count {short}",
+                short=f"get {first} the open ticket count {short} and the oldest one",
             ),
         ]
     )

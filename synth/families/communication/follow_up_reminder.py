@@ -58,7 +58,7 @@ def _ask(ctx: FamilyContext, project: str, prefix: str) -> Ask:
         [
             Ask(
                 steps=(
-                    "Send a polite follow-up in every thread that still has no reply.",
+                    f"Send a polite follow-up in every '{prefix}' thread of mine that still has no reply.",
                     "Leave the answered ones alone.",
                 ),
                 context=f"Last week I mailed several colleagues about {project}; the subjects start with "
@@ -77,7 +77,7 @@ def _ask(ctx: FamilyContext, project: str, prefix: str) -> Ask:
             Ask(
                 steps=(
                     f"Reply in its thread to each unanswered '{prefix}' mail of mine with a short reminder.",
-                    "Do not write to anyone who has already answered.",
+                    "Leave out anyone who has already answered.",
                 ),
                 context=f"I'm still waiting on answers about {project}.",
                 short=short,
