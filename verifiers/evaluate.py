@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import OrderedDict
 from datetime import date
 from typing import Any
 
@@ -219,24 +221,52 @@ def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
     return True, "every change is within the allowed set"
 
 
+#: Verdicts of Python checks by (code, initial state, judged state, audit log): a check is a
+#: function of those, so judging the same state again (validation replays the same early turns
+#: in every mutant and variant) reuses the verdict instead of starting a sandbox again.
+_PYTHON_VERDICTS: OrderedDict[str, tuple[bool, str]] = OrderedDict()
+PYTHON_VERDICTS_KEPT = 4096
+
+
+def _python_key(check: PythonCheck, ev: Evidence, audit: list[dict[str, Any]]) -> str:
+    calls = [{k: v for k, v in e.items() if k != "latency_ms"} for e in audit]
+    text = json.dumps(
+        [check.code, ev.initial.content_hash(), ev.final.content_hash(), calls],
+        sort_keys=True,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
     from .sandbox import MAX_ERROR_CHARS, SandboxLimits, run_sandboxed_async  # imported only when needed
 
+    audit = [e.model_dump(mode="json") for e in ev.audit]
+    key = _python_key(check, ev, audit)
+    if key in _PYTHON_VERDICTS:
+        _PYTHON_VERDICTS.move_to_end(key)
+        return _PYTHON_VERDICTS[key]
     result = await run_sandboxed_async(
         check.code,
         "check",
         databases={"initial": ev.initial.conn.serialize(), "final": ev.final.conn.serialize()},
-        payload={"audit": [e.model_dump(mode="json") for e in ev.audit]},
+        payload={"audit": audit},
         limits=SandboxLimits(),
     )
     if result.status != "ok":
         raise RuntimeError(f"python check {result.status}: {result.error}")
     value = result.value
     if isinstance(value, bool):
-        return value, "python check returned " + str(value)
-    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
-        return value[0], str(value[1])[:MAX_ERROR_CHARS]  # a check's words are bounded like its errors
-    raise TypeError(f"check() must return a bool or (bool, message), not {value!r}")
+        verdict = value, "python check returned " + str(value)
+    elif isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
+        verdict = value[0], str(value[1])[:MAX_ERROR_CHARS]  # a check's words are bounded like its errors
+    else:
+        raise TypeError(f"check() must return a bool or (bool, message), not {value!r}")
+    _PYTHON_VERDICTS[key] = verdict
+    if len(_PYTHON_VERDICTS) > PYTHON_VERDICTS_KEPT:
+        _PYTHON_VERDICTS.popitem(last=False)
+    return verdict
 
 
 def fact_holds(text: str, fact: Fact, ev: Evidence) -> bool:

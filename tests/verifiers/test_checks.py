@@ -1029,3 +1029,25 @@ async def test_a_python_checks_message_is_bounded(initial: Workspace, final: Wor
     code = "def check(initial, final, audit):\n    return (True, 'x' * 100000)\n"
     result = await evaluate({"type": "python", "id": "loud", "code": code}, initial, final)
     assert (result.passed, result.message, result.error) == (True, "x" * 2000, None)
+
+
+async def test_a_python_verdict_is_reused_for_the_same_state_and_calls_only(
+    initial: Workspace, final: Workspace
+) -> None:
+    from coworkenv.verifiers import evaluate as evaluate_module
+
+    code = "def check(initial, final, audit):\n    n = final.execute('SELECT count(*) FROM tickets_tickets').fetchone()[0]\n    return (True, f'{n} tickets')\n"
+    evaluate_module._PYTHON_VERDICTS.clear()
+    first = await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
+    again = await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
+    assert (first.message, again.message, len(evaluate_module._PYTHON_VERDICTS)) == (
+        "3 tickets",
+        "3 tickets",
+        1,
+    )
+    final.conn.execute("UPDATE tickets_tickets SET priority = 'urgent' WHERE id = 3")  # another state
+    changed = await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
+    assert (changed.message, len(evaluate_module._PYTHON_VERDICTS)) == ("3 tickets", 2)
+    record(final, "get_ticket", {"ticket_id": 1})  # other calls: judged again
+    await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
+    assert len(evaluate_module._PYTHON_VERDICTS) == 3
