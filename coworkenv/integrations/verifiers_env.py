@@ -3,7 +3,8 @@
     from coworkenv.integrations.verifiers_env import load_environment
 
     env = load_environment(["tasks/"], seed=0, records_dir="out/vf")
-    # a verifiers `Env`: run it as `vf eval` does, or hand it to prime-rl
+    async with env.serving():  # a verifiers `Env`, run as vf-eval runs one
+        episode = await env.run_episode(next(iter(env.taskset)), vf.ModelContext(...))
 
 Each rollout is one `coworkenv.Episode` on a fresh fork of its task's seed. The episode's
 tools (the task's services, with their exact MCP schemas) are served over MCP on
@@ -16,8 +17,8 @@ last turn. The rollout's reward is the verdict's score; the verdict's named scal
 pass are its metrics. With `records_dir`, each rollout's `EpisodeRecord` is appended
 there, for `coworkenv report` and `coworkenv export`.
 
-verifiers finds tasksets by id: importing this module registers it as the taskset
-`coworkenv` (`--env.taskset.id coworkenv`).
+verifiers finds tasksets by id: importing this module registers it, in this process, as
+the taskset `coworkenv`.
 """
 
 from __future__ import annotations
@@ -220,6 +221,10 @@ class CoworkEnv(vf.Env[CoworkEnvConfig]):
             played.episode = episode
             async with agents.agent.interaction(played) as chat:
                 await _play(episode, chat, start.user_message)
+        if chat.trace.errors:
+            # the model endpoint or the harness broke, not the agent's work: no verdict, and
+            # the record says so (as `coworkenv rollout` does), so it is not read as a score
+            episode.fail("; ".join(f"{e.type}: {e.message}" for e in chat.trace.errors))
         if config.records_dir is not None:
             append_record(config.records_dir, await episode.arecord())
 

@@ -43,7 +43,11 @@ class StreamingLLM(ScriptedLLM):
                 request = json.loads(self.rfile.read(length) or b"{}")
                 if not request.get("stream"):
                     raise AssertionError("the harness asks for streamed completions")
-                body = completion(llm._next(request), request.get("model") or llm.model, len(llm.requests))
+                entry = llm._next(request)
+                if "status" in entry:
+                    self._send(int(entry["status"]), {"error": {"message": entry.get("error", "error")}})
+                    return
+                body = completion(entry, request.get("model") or llm.model, len(llm.requests))
                 choice = body["choices"][0]
                 delta: dict[str, Any] = {"role": "assistant", "content": choice["message"]["content"]}
                 if choice["message"].get("tool_calls"):
@@ -193,6 +197,20 @@ async def test_an_agent_that_does_nothing_scores_zero_and_each_rollout_gets_a_fr
     agent_calls = [[c.tool for c in r.tool_calls if c.actor == "agent"] for r in records]
     assert [(r.trial, r.score) for r in records] == [(0, 0.5), (1, 0.0)]
     assert agent_calls == [["update_ticket"], []]
+
+
+async def test_a_broken_model_endpoint_is_an_error_record_not_a_score(
+    task_file: Path, llm: StreamingLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCRIPTED_KEY", "sk-test")
+    llm.script[:] = [{"status": 400, "error": "bad request"}]
+    env = load_environment(task_file, records_dir=tmp_path / "records")
+    episode = await run_rollout(env, llm)
+    (trace,) = episode.traces
+    assert (episode.ok, trace.stop_condition, trace.rewards) == (False, "provider_error", {})
+    (record,) = read_records(tmp_path / "records")
+    assert (record.status, record.verdict) == ("error", None)
+    assert record.error == 'ProviderError: upstream 400: {"error": {"message": "bad request"}}'
 
 
 def test_verifiers_finds_the_taskset_and_environment_by_id(task_file: Path) -> None:
