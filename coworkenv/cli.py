@@ -971,7 +971,8 @@ def synth(
     print_funnel(funnel, terminal_console())
     paths = write_funnel(funnel, out_dir)
     click.echo(
-        f"kept {state.kept} of {state.slots} slots; tasks in {out_dir / 'tasks'}; funnel in {paths['html']}"
+        f"kept {funnel.counts['kept']} of {state.slots} slots ({state.kept} in this run); "
+        f"tasks in {out_dir / 'tasks'}; funnel in {paths['html']}"
     )
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from coworkenv.task import Task
 from coworkenv.world import World
+from coworkenv.worlds import DEMO, world
 
 from . import families  # noqa: F401  (registers every family: their kinds are the tasks' kinds)
 from .family import FAMILIES, KINDS, Kind
@@ -40,9 +41,9 @@ _MONTHS = (
 _DAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
 _DATE = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    rf"|\b(?:{_DAYS}),?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?(?:\s+(?:of\s+)?(?:{_MONTHS})\.?)?(?:,?\s+\d{{4}})?"
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\.?(?:,?\s+\d{{4}})?"
-    rf"|\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
+    rf"|\b(?:{_DAYS}),?\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?(?:\s+(?:of\s+)?(?:{_MONTHS})\b)?(?:,?\s+\d{{4}})?"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})\b(?:,?\s+\d{{4}})?"
+    rf"|\b(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
     rf"|\b(?:{_MONTHS.replace('|May|', '|')}|{_DAYS})\b"  # alone, "May" is a verb as often
 )
 _TIME = re.compile(r"\b\d{1,2}(?::\d{2})?\s?(?:[ap]\.?m\.?)(?![\w])|\b\d{1,2}:\d{2}\b", re.IGNORECASE)
@@ -60,12 +61,16 @@ def request_template(text: str, names: Iterable[str] = ()) -> str:
     text = _QUOTED.sub("<quoted>", text)
     text = _PATH.sub("<path>", text)
     text = _REF.sub("<id>", text)
+    # whole names before dates (April Griffin is a person), single words after them
+    whole = _names_pattern(tuple(sorted({n for n in names if " " in n.strip()})))
+    if whole is not None:
+        text = whole.sub("<name>", text)
     text = _DATE.sub("<date>", text)
     text = _TIME.sub("<time>", text)
     text = _NUMBER.sub("<n>", text)
-    pattern = _names_pattern(tuple(sorted(set(names))))
-    if pattern is not None:
-        text = pattern.sub("<name>", text)
+    single = _names_pattern(tuple(sorted({n for n in names if " " not in n.strip()})))
+    if single is not None:
+        text = single.sub("<name>", text)
     text = _CAPITALIZED.sub("<name>", text)
     text = _RUN.sub("<name>", text)
     return " ".join(text.lower().split())
@@ -82,8 +87,6 @@ def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def world_of(task: Task) -> World | None:
     """The world a task happens in (the demo company for a demo seed); None for an empty seed."""
-    from coworkenv.worlds import DEMO, world
-
     procedural = task.seed.procedural
     if procedural.name == "demo":
         return world(DEMO, None, int(procedural.params.get("seed", 0)))
@@ -225,7 +228,7 @@ def diversity(kept: list[Task]) -> Diversity:
         templates[request_template(task.turns[0].user, task_names(task))] += 1
         found = world_of(task)
         if found is not None:
-            worlds["northwind" if found.profile == "northwind" else found.key] += 1
+            worlds[DEMO if found.profile == DEMO else found.key] += 1
             industries[found.industry] += 1
     stats = (
         {"min": min(word_counts), "median": statistics.median(word_counts), "max": max(word_counts)}

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from coworkenv.task import Task
+from coworkenv.worlds import DEMO, PROFILES
 
 from .diversity import Diversity, Lengths, diversity
 from .diversity import request_template as request_template  # part of the report's API
@@ -91,8 +92,6 @@ class Funnel(BaseModel):
 
 def planned_slots(records: list[DraftRecord]) -> PlannedSlots:
     """The kinds and worlds of the slots' plans (slots drafted before plans were recorded are left out)."""
-    from coworkenv.worlds import DEMO, PROFILES
-
     plans = [r.request for r in _last_rounds(records) if r.request is not None]
     kinds = Counter(p.kind for p in plans)
     worlds = {p.world for p in plans if p.world is not None}
@@ -165,9 +164,13 @@ def lengths_text(lengths: Lengths) -> str:
     if not lengths.tasks:
         return "none"
     return (
-        f"median {lengths.median_turns:g} turns, {lengths.median_tool_calls:g} tool calls "
-        f"({lengths.tasks} tasks)"
+        f"median {_count(lengths.median_turns, 'turn')}, {_count(lengths.median_tool_calls, 'tool call')} "
+        f"({_count(lengths.tasks, 'task')})"
     )
+
+
+def _count(n: float | None, noun: str) -> str:
+    return f"{n:g} {noun}" + ("" if n == 1 else "s")
 
 
 def diversity_rows(funnel: Funnel) -> list[tuple[str, str]]:
@@ -179,11 +182,14 @@ def diversity_rows(funnel: Funnel) -> list[tuple[str, str]]:
         ("worlds", f"{d.distinct_worlds} ({d.distinct_industries} industries)"),
         (
             "planned worlds",
-            f"{plan.worlds} ({plan.industries} industries); {plan.on_generated_worlds} slots on "
+            f"{plan.worlds} ({plan.industries} industries); {_count(plan.on_generated_worlds, 'slot')} on "
             f"generated organizations; slots by kind: {planned_kinds}",
         ),
         ("kinds", f"{kinds}; multi-turn share {d.multi_turn_share:.2f}"),
-        ("request templates", f"{d.distinct_templates} distinct; the most used {d.max_template_uses} times"),
+        (
+            "request templates",
+            f"{d.distinct_templates} distinct; the most used {_count(d.max_template_uses, 'time')}",
+        ),
         ("distinct-bigram ratio", f"{d.bigram_ratio:.3f} of user-message word bigrams"),
         ("tool-call sequences", f"{d.distinct_tool_sequences} distinct"),
         ("reference solutions", lengths_text(d.overall)),

@@ -85,6 +85,18 @@ def test_synth_spreads_slots_over_worlds_by_the_mix_through_the_cli(tmp_path: Pa
     funnel = json.loads((tmp_path / "funnel.json").read_text())
     assert funnel["planned"]["kinds"] == {"single": 2}
     assert "planned worlds" in result.output and "request templates" in result.output
+    assert "kept 2 of 2 slots (2 in this run)" in result.output
+
+    args[2] = "3"  # one slot more: the rerun fills only that one and counts every kept task
+    again = CliRunner().invoke(
+        cli,
+        [*args, "--mix", "single=1", "--concurrency", "1", "--out", str(tmp_path)],
+        catch_exceptions=False,
+    )
+    assert again.exit_code == 0, again.output
+    assert "kept 3 of 3 slots (1 in this run)" in " ".join(again.output.split())
+    planned = plan_requests(3, ["triage_routing"], seed=0, mix=parse_mix("single=1"), worlds=3)
+    assert [r.request for r in read_drafts(tmp_path)] == planned
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,9 @@ def test_names_of_people_organizations_and_worlds_are_masked_wherever_they_stand
         ["Kim Lee", "Kim", "Lee", "Fenwick Estates", "Northwind"],
     )
     assert first == second == "<name> asked <name>'s team at <name>: <name> wants the <name> report."
+    assert request_template("Invite April Griffin on 3 April.", ["April Griffin", "April", "Griffin"]) == (
+        "invite <name> on <date>."
+    )
     unnamed = request_template("Ask Ruth Ann van Dyke and Bo Ek & Co about it.")
     assert unnamed == "ask <name> van <name> and <name> about it."
 
@@ -148,18 +151,18 @@ def test_the_terminal_the_json_and_the_page_show_the_diversity_and_the_plan() ->
     lines = [" ".join(line.replace("│", " ").split()) for line in console.export_text().splitlines()]
     for line in [
         "worlds 2 (2 industries)",
-        "planned worlds 2 (2 industries); 1 slots on generated organizations; slots by kind: 1 single, 1 workday",
+        "planned worlds 2 (2 industries); 1 slot on generated organizations; slots by kind: 1 single, 1 workday",
         "kinds 2 single, 0 multi, 1 workday; multi-turn share 0.33",
         "request templates 2 distinct; the most used 2 times",
         "distinct-bigram ratio 0.765 of user-message word bigrams",
         "tool-call sequences 2 distinct",
-        "reference solutions median 1 turns, 4 tool calls (3 tasks)",
-        "workdays median 3 turns, 12 tool calls (1 tasks)",
+        "reference solutions median 1 turn, 4 tool calls (3 tasks)",
+        "workdays median 3 turns, 12 tool calls (1 task)",
     ]:
         assert line in lines
     page = render_funnel_html(funnel)
     assert "<tr><td>request templates</td><td>2 distinct; the most used 2 times</td></tr>" in page
-    assert "<tr><td>workdays</td><td>median 3 turns, 12 tool calls (1 tasks)</td></tr>" in page
+    assert "<tr><td>workdays</td><td>median 3 turns, 12 tool calls (1 task)</td></tr>" in page
     data = funnel.model_dump(mode="json")["diversity"]
     assert (data["distinct_worlds"], data["distinct_industries"], data["bigram_ratio"]) == (2, 2, 0.7647)
     assert data["workdays"] == {"tasks": 1, "median_turns": 3, "median_tool_calls": 12}
