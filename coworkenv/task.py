@@ -272,9 +272,11 @@ class Task(_Model):
     def content_hash(self) -> str:
         """SHA-256 of the canonical JSON (sorted keys), provenance excluded."""
         data = self.model_dump(mode="json", exclude={"provenance"})
-        for turn in data["turns"]:  # a turn without a clarification hashes as it did before the field
+        for turn in data["turns"]:  # turns without the newer fields hash as they did before them
             if turn.get("clarification") is None:
                 turn.pop("clarification", None)
+            if not turn.get("changed_mind"):
+                turn.pop("changed_mind", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
     @property
