@@ -328,8 +328,9 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
     summary = (
         problem if not re.search(r"\d", problem.replace(order, "")) else f"The customer writes: {subject}."
     )
-    ask = "" if problem.endswith("?") else " Could you look into it quickly?"
-    body = f"Hello,\n\n{problem}{ask}\n\nKind regards,\n{customer.name}\n{customer.company}"
+    reference = "" if order in problem else f" Our reference is {order}."
+    ask = "" if problem.endswith("?") or problem.startswith("Please") else " Could you look into it quickly?"
+    body = f"Hello,\n\n{problem}{reference}{ask}\n\nKind regards,\n{customer.name}\n{customer.company}"
     sent = format_time(ctx.start - timedelta(minutes=35))
     mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
     ops = [{"service": "mail", "operation": "deliver_inbound", "params": mail}]
@@ -411,6 +412,18 @@ def _moved_plan(ctx: FamilyContext) -> Json | None:
     }
 
 
+NAMED_MEETINGS = ("meeting", "sync", "review", "call", "session", "check-in", "catch-up", "retro", "huddle")
+
+
+def _the_meeting(title: str) -> str:
+    """How a mail names the meeting: 'the Dispatch planning meeting', 'the Budget review'."""
+    words = title.split()
+    if words[0].lower() == "the" and len(words) > 1:
+        words = words[1:]
+    name = " ".join(words)
+    return f"the {name}" if words[-1].lower() in NAMED_MEETINGS else f"the {name} meeting"
+
+
 def _hello(people: list[DemoPerson]) -> str:
     return "Hi both," if len(people) == 2 else "Hi all,"
 
@@ -423,7 +436,7 @@ def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[De
         _mail_sent(f"asked-{i}", f"A mail to {p.name} asks them to {ask}", [p.email], [{"text": token}])
         for i, p in enumerate(people)
     ]
-    note = f"{_hello(people)}\n\nahead of {title}, could you please {asked}?\n\n"
+    note = f"{_hello(people)}\n\nahead of {_the_meeting(title)} on {day:%A}, could you please {asked}?\n\n"
     note += f"Thanks,\n{first_name(ctx.user.name)}"
     steps = ctx.choice(
         [
@@ -466,8 +479,8 @@ def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPe
     ]
     local = new.astimezone(ZoneInfo(user.time_zone))
     city = user.time_zone.rsplit("/", 1)[-1].replace("_", " ")
-    text = f"{_hello(people)}\n\nquick update: {title} has moved and now starts at {local:%H:%M} {city} "
-    text += f"time, the same day.\n\nThanks,\n{first_name(user.name)}"
+    text = f"{_hello(people)}\n\nquick update: {_the_meeting(title)} has moved and now starts at "
+    text += f"{local:%H:%M} {city} time, the same day.\n\nThanks,\n{first_name(user.name)}"
     move = {"event_id": event_id, "start": format_time(new)}
     steps = ctx.choice(
         [
