@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from coworkenv.rollout.mutants import NUMBER
+from coworkenv.task import Turn
 
 from ...family import FamilyContext
 from ...phrasing import Ask, request
@@ -30,6 +31,16 @@ def say(ctx: FamilyContext, moment: str, *steps: str, context: str = "", short: 
 def reference(ctx: FamilyContext) -> str:
     """A reference in the world's format (`NW-12345`)."""
     return f"{ctx.the_world.reference_prefix}-{ctx.rng.randint(10000, 99999)}"
+
+
+def references(ctx: FamilyContext, n: int) -> list[str]:
+    """`n` different references in the world's format."""
+    out: list[str] = []
+    while len(out) < n:
+        ref = reference(ctx)
+        if ref not in out:
+            out.append(ref)
+    return out
 
 
 def plain_topics(topics: Sequence[Any]) -> list[Any]:
@@ -58,6 +69,12 @@ def fill(ctx: FamilyContext, text: str, ref: str) -> str:
         "n": "several",
     }
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def changed_mind(turn: Json) -> Json:
+    """The turn marked as one where the user revises an earlier request, where the task format
+    has that mark (reports count success by kind of change)."""
+    return {**turn, "changed_mind": True} if "changed_mind" in Turn.model_fields else turn
 
 
 def mail_event(sender: str, minutes: int, announced: bool, **params: object) -> Json:

@@ -10,7 +10,8 @@ team copied after all, with the budget figure from the earlier turn.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from coworkenv.state import format_time
@@ -32,7 +33,7 @@ from ..coordination._shared import (
     _titles_near,
     _workspace,
 )
-from ._day import Json, say
+from ._day import Json, changed_mind, say
 
 SERVICES = ["calendar", "mail"]
 TITLES = ["Planning session", "Quarterly review", "Budget check-in", "Project sync", "Priorities workshop"]
@@ -57,6 +58,35 @@ def _plan(ctx: FamilyContext) -> Json | None:
     return {"day": day, "group": group, "start": ctx.choice(starts)}
 
 
+CATCH_UPS = ["Catch-up call", "Quick sync", "Check-in call"]
+
+
+def _catch_ups(ctx: FamilyContext, day: date, taken: set[str]) -> tuple[str, list[tuple[Json, Any]]]:
+    """Two of the user's own meetings with the same title on two other days, each with another
+    colleague, the earlier first: "my catch-up call next week" could be either."""
+    ws = ctx.seeded(SERVICES, [])[1]
+    titles = {r[0].lower() for r in ws.conn.execute("SELECT title FROM calendar_events")}
+    title = ctx.choice(
+        [t for t in CATCH_UPS if not any(t.lower() in n for n in titles)] or ["Catch-up call (1:1)"]
+    )
+    days = sorted(ctx.rng.sample([d for d in _meeting_days(ctx) if d != day], 2))
+    people = ctx.rng.sample([p for p in ctx.people() if p.email not in taken], 2)
+    zone = ctx.user.time_zone
+    out = []
+    for d, person, hour in zip(days, people, (10, 15), strict=True):
+        at = datetime.combine(d, time(hour), ZoneInfo(zone))
+        params = {
+            "organizer_email": ctx.user.email,
+            "title": title,
+            "start": at.isoformat(),
+            "end": (at + timedelta(minutes=30)).isoformat(),
+            "time_zone": zone,
+            "attendees": [{"email": person.email, "response": "accepted"}],
+        }
+        out.append(({"service": "calendar", "operation": "add_event", "params": params}, (d, person)))
+    return title, out
+
+
 def _field(check_id: str, description: str, where: Json, value: str) -> Json:
     return _check(
         check_id,
@@ -70,7 +100,12 @@ def _field(check_id: str, description: str, where: Json, value: str) -> Json:
 
 
 @family(
-    "meeting_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True, worlds=True
+    "meeting_day",
+    capability_id="state_change_adaptation",
+    services=SERVICES,
+    multi_turn=True,
+    worlds=True,
+    kind="workday",
 )
 def meeting_day(ctx: FamilyContext) -> Task:
     """Four turns over one day: book a meeting; notice a silent decline and invite the stand-in;
@@ -86,7 +121,10 @@ def meeting_day(ctx: FamilyContext) -> Task:
         [p for p in ctx.people() if p.email not in taken and p.team != user.team]
         or [p for p in ctx.people() if p.email not in taken]
     )
-    ws, _ = _workspace(ctx, SERVICES, [])
+    catch_up, pair = _catch_ups(ctx, day, taken | {copied.email})
+    ops = [op for op, _ in pair]
+    ws, results = _workspace(ctx, SERVICES, ops)
+    kept_id, cancel_id = (int(r["id"]) for r in results)
     near = _titles_near(ws, start - timedelta(hours=2), start + timedelta(hours=3))
     # A search by the title must find only this meeting: no seeded title around it contains it.
     free = [t for t in TITLES if not any(t.lower() in n.lower() for n in near)]
@@ -183,7 +221,7 @@ def meeting_day(ctx: FamilyContext) -> Task:
     turn3 = {
         "user": say(
             ctx,
-            "Back from lunch.",
+            "Late morning.",
             f"Mail {_first(first)} and {_first(stand_in)} the agenda for the meeting: {topic}, and the budget "
             f"we have for it, {currency} {budget:,}.",
         ),
@@ -193,7 +231,7 @@ def meeting_day(ctx: FamilyContext) -> Task:
                 "service": "calendar",
                 "operation": "respond_as_attendee",
                 "announced": False,
-                "advance_minutes": 150,
+                "advance_minutes": 60,
                 "params": {"event_id": event_id, "email": stand_in.email, "response": "accepted"},
             }
         ],
@@ -208,6 +246,39 @@ def meeting_day(ctx: FamilyContext) -> Task:
         ],
         "solution": [
             _step("mail_send_message", to=[first.email, stand_in.email], subject=title, body=agenda)
+        ],
+    }
+    (kept_day, kept_with), (cancel_day, cancel_with) = (info for _, info in pair)
+    turn_cancel = {
+        "user": say(ctx, "Just before lunch.", f"Cancel my '{catch_up}', it is no longer needed."),
+        "clarification": {
+            "question": f"You have two '{catch_up}' meetings: {_day_text(kept_day)} with {kept_with.name} "
+            f"and {_day_text(cancel_day)} with {cancel_with.name}. Which one should I cancel?",
+            "answer": f"The one with {_first(cancel_with)}. Keep the other one.",
+            "after": 1,
+            # An agent that does not ask cancels the first one it finds: the wrong one.
+            "guess": [_step("calendar_cancel_event", event_id=kept_id)],
+        },
+        "checks": [
+            _check(
+                "catch-up-cancelled",
+                "field_equals",
+                f"The '{catch_up}' with {cancel_with.name} is cancelled",
+                table="calendar_events",
+                where={"id": cancel_id},
+                column="status",
+                value="cancelled",
+            ),
+        ],
+        "solution": [
+            _step(
+                "calendar_list_events",
+                start=min(kept_day, cancel_day).isoformat(),
+                end=_next_day(max(kept_day, cancel_day)),
+                query=catch_up,
+                time_zone=user.time_zone,
+            ),
+            _step("calendar_cancel_event", event_id=cancel_id),
         ],
     }
     ask = f"Hi {_first(user)},\n\ncould we push the {title} back by an hour?\n\n{_first(first)}"
@@ -227,7 +298,7 @@ def meeting_day(ctx: FamilyContext) -> Task:
                 "service": "mail",
                 "operation": "deliver_inbound",
                 "announced": True,
-                "advance_minutes": 180,
+                "advance_minutes": 240,
                 "params": {"from_addr": first.email, "subject": f"Re: {title}", "body": ask},
             }
         ],
@@ -262,13 +333,47 @@ def meeting_day(ctx: FamilyContext) -> Task:
             ),
         ],
     }
+    joins = f"Hi {_first(user)},\n\nthanks for copying me: I would like to join the {title}. Can you add me?"
+    joins += f"\n\n{_first(copied)}"
+    turn_join = {
+        "user": say(
+            ctx,
+            "Before I log off.",
+            f"Add {_first(copied)} to the meeting, as they asked in their answer to your mail.",
+            context=f"{_first(copied)} answered your mail about the new time.",
+        ),
+        "events": [
+            {
+                "service": "mail",
+                "operation": "deliver_inbound",
+                "announced": True,
+                "advance_minutes": 45,
+                "params": {"from_addr": copied.email, "subject": f"Re: New time: {title}", "body": joins},
+            }
+        ],
+        "checks": [
+            _check(
+                "copied-invited",
+                "row_exists",
+                f"{copied.name} is invited",
+                table="calendar_attendees",
+                where={"event_id": event_id, "email": copied.email},
+            ),
+        ],
+        "solution": [
+            _step("mail_search_messages", "j", sender=copied.email, unread=True),
+            _step("mail_get_message", message_id={"$ref": "j.messages.0.id"}),
+            _step("calendar_get_event", event_id=event_id),
+            _step("calendar_update_event", event_id=event_id, add_attendees=[copied.email]),
+        ],
+    }
     return ctx.task(
         capability_id="state_change_adaptation",
         services=SERVICES,
-        operations=[],
+        operations=ops,
         title=f"A day around the '{title}': book, replace a decline, agenda, push back",
         extra_capabilities=["scheduling_constraints"],
-        turns=[turn1, turn2, turn3, turn4],
+        turns=[turn1, turn2, turn3, turn_cancel, changed_mind(turn4), turn_join],
         # Leaving the colleague who declined on the invite is as right as taking them off (the
         # reference does): their row then stays at the end.
         guards={

@@ -1,10 +1,12 @@
-"""A support agent's day (`support_day`): five turns from first thing to the end of the day.
+"""A support agent's day (`support_day`): seven turns from first thing to the end of the day.
 
 The user opens a ticket from a customer's mail and mentions a refund agreed on the phone;
 a colleague offers a time and the user books the call; the customer silently corrects the
-order number; the colleague cannot make it and the user moves the call to another day; the
-customer asks on the ticket for news, and the user has the agent answer with the refund
-given that morning and mail the colleague a summary naming the ticket and the new day.
+reference; the user asks to close the customer's old ticket that is sorted, and two are
+resolved (an agent should ask which); the colleague cannot make it and the user moves the
+call to another day; the user changes their mind and wants a colleague of finance on the call
+too; the customer asks on the ticket for news, and the user has the agent answer with the
+refund given that morning and mail a summary naming the ticket and the new day.
 """
 
 from __future__ import annotations
@@ -29,12 +31,24 @@ from ..coordination._shared import (
     _step,
     _workspace,
 )
-from ._day import Json, customer_queue, fill, mail_event, plain_topics, reference, say
+from ._day import (
+    Json,
+    changed_mind,
+    customer_queue,
+    fill,
+    mail_event,
+    plain_topics,
+    reference,
+    references,
+    say,
+)
 
 SERVICES = ["mail", "tickets", "calendar"]
 MOMENTS = [
     "First thing this morning.",
     "Mid-morning.",
+    "Late morning.",
+    "Just before lunch.",
     "Back from lunch.",
     "Mid-afternoon.",
     "Before I log off.",
@@ -69,29 +83,58 @@ def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
             "title": title,
             "queue": queue,
             "requester": customer.email,
-            "status": ctx.choice(["open", "in_progress", "resolved"]),
+            "status": ctx.choice(["open", "in_progress"]),
             "created_at": format_time(ctx.start - timedelta(days=2 + 3 * i)),
         }
         ops.append({"service": "tickets", "operation": "add_ticket", "params": params})
     return ops
 
 
+def _resolved_pair(ctx: FamilyContext, customer: DemoPerson) -> tuple[list[Json], list[str]]:
+    """Two resolved older tickets of the customer, the older one first: "their old ticket that
+    is sorted" could be either."""
+    queue = customer_queue(ctx).name
+    ops, refs = [], []
+    for days in (12, 8):
+        ref = reference(ctx)
+        params = {
+            "title": _problem(ctx, ref)[0],
+            "queue": queue,
+            "requester": customer.email,
+            "status": "resolved",
+            "created_at": format_time(ctx.start - timedelta(days=days)),
+        }
+        ops.append({"service": "tickets", "operation": "add_ticket", "params": params})
+        refs.append(ref)
+    return ops, refs
+
+
 @family(
-    "support_day", capability_id="state_change_adaptation", services=SERVICES, multi_turn=True, worlds=True
+    "support_day",
+    capability_id="state_change_adaptation",
+    services=SERVICES,
+    multi_turn=True,
+    worlds=True,
+    kind="workday",
 )
 def support_day(ctx: FamilyContext) -> Task:
-    """Five turns over one day: a ticket from a customer's mail, a call booked on a colleague's
-    offer, a silent correction noted on the ticket, the call moved when the colleague changes
-    the plan, and an answer on the ticket with the refund from the first turn plus a summary
-    mail. More distractors: older tickets of the same customer, which stay untouched."""
+    """Seven turns over one day: a ticket from a customer's mail, a call booked on a colleague's
+    offer, a silent correction noted on the ticket, an ambiguous request to close "their old
+    ticket" when two are resolved (ask which), the call moved when the colleague changes the
+    plan, a finance colleague added to it when the user changes their mind, and an answer on
+    the ticket with the refund from the first turn plus a summary mail. More distractors: older
+    open tickets of the same customer, which stay untouched."""
     user, customer = ctx.user, ctx.person(internal=False)
     colleague = ctx.person(internal=True)
     world = ctx.the_world
+    finance = [
+        p
+        for p in ctx.people(team=world.team("finance"), exclude=[colleague.email])
+        if p.email != colleague.email
+    ] or ctx.people(exclude=[colleague.email])
+    money = ctx.choice(finance)
     queue, currency = customer_queue(ctx).name, world.currency
-    order = reference(ctx)
-    new_order = reference(ctx)
-    while new_order == order:
-        new_order = reference(ctx)
+    order, new_order = references(ctx, 2)
     amount = ctx.choice([180, 240, 315, 420, 560, 675])
     subject, problem = _problem(ctx, order)
     first_day, second_day = ctx.rng.sample(_meeting_days(ctx)[:6], 2)
@@ -103,12 +146,19 @@ def support_day(ctx: FamilyContext) -> Task:
     body += f"\n\nKind regards,\n{customer.name}"
     sent = format_time(ctx.start - timedelta(minutes=40))
     mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
+    pair, (sorted_ref, _) = _resolved_pair(ctx, customer)
     ops = [
         {"service": "mail", "operation": "deliver_inbound", "params": mail},
+        *pair,
         *_older_tickets(ctx, customer),
     ]
     ws, results = _workspace(ctx, SERVICES, ops)
     mail_id = results[0]["id"]
+    sorted_id, other_id = (int(r["ticket_id"]) for r in results[1:3])
+    (sorted_title,), (other_title,) = (
+        ws.conn.execute("SELECT title FROM tickets_tickets WHERE id = ?", (i,)).fetchone()
+        for i in (sorted_id, other_id)
+    )
     last_ticket, last_event = _max_id(ws, "tickets_tickets"), _max_id(ws, "calendar_events")
     ticket, call_id = last_ticket + 1, last_event + 1
     new_ticket = {"id": {"gt": last_ticket}, "requester": customer.email}
@@ -204,7 +254,7 @@ def support_day(ctx: FamilyContext) -> Task:
             context=f"{cust} may have written again.",
             short="Update this morning's ticket with an internal note if anything changed.",
         ),
-        "events": [mail_event(customer.email, 150, False, in_reply_to=mail_id, body=correction)],
+        "events": [mail_event(customer.email, 60, False, in_reply_to=mail_id, body=correction)],
         "checks": [
             _states(
                 "correction-noted",
@@ -227,16 +277,48 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
         ],
     }
-    change = f"Hi {_first(user)},\n\nsorry, {_day_text(first_day)} no longer works for me.\n\n{coll}"
-    turn4 = {
+    question = (
+        f"{cust} has two resolved tickets: #{sorted_id} ({sorted_title}) and #{other_id} ({other_title}). "
+        "Which one is sorted and should be closed?"
+    )
+    turn_close = {
         "user": say(
             ctx,
             MOMENTS[3],
+            f"Close {cust}'s old ticket that is sorted now: they told me so on the phone.",
+        ),
+        "clarification": {
+            "question": question,
+            "answer": f"The one about {sorted_ref}. Leave the other one as it is.",
+            "after": 1,
+            # An agent that does not ask closes the newest resolved ticket: the wrong one.
+            "guess": [_step("tickets_update_ticket", ticket_id=other_id, status="closed")],
+        },
+        "checks": [
+            _field(
+                "old-ticket-closed",
+                f"The resolved ticket about {sorted_ref} is closed",
+                "tickets_tickets",
+                {"id": sorted_id},
+                "status",
+                "closed",
+            ),
+        ],
+        "solution": [
+            _step("tickets_search_tickets", requester=customer.email, status="resolved"),
+            _step("tickets_update_ticket", ticket_id=sorted_id, status="closed"),
+        ],
+    }
+    change = f"Hi {_first(user)},\n\nsorry, {_day_text(first_day)} no longer works for me.\n\n{coll}"
+    turn_move = {
+        "user": say(
+            ctx,
+            MOMENTS[4],
             f"Move the call you booked to {_day_text(second_day)}, same time, as {coll} can't make "
             f"{first_day:%A} after all.",
             context=f"{coll} mailed about the call.",
         ),
-        "events": [mail_event(colleague.email, 90, True, subject=f"Re: {title}", body=change)],
+        "events": [mail_event(colleague.email, 120, True, subject=f"Re: {title}", body=change)],
         "checks": [
             _field(
                 "call-moved",
@@ -258,15 +340,47 @@ def support_day(ctx: FamilyContext) -> Task:
             _step("calendar_update_event", event_id=call_id, start=moved.isoformat()),
         ],
     }
+    turn_finance = {
+        "user": say(
+            ctx,
+            MOMENTS[5],
+            f"Add {money.name} ({money.email}) to the call you booked after all.",
+            context="I want finance on the call as well.",
+        ),
+        "checks": [
+            _check(
+                "finance-invited",
+                "row_exists",
+                f"{money.name} is invited to the call",
+                table="calendar_attendees",
+                where={"event_id": {"gt": last_event}, "email": money.email},
+            ),
+        ],
+        "solution": [
+            _step(
+                "calendar_list_events",
+                start=second_day.isoformat(),
+                end=_next_day(second_day),
+                query=title,
+                time_zone=user.time_zone,
+            ),
+            _step(
+                "calendar_update_event",
+                event_id=call_id,
+                add_attendees=[money.email],
+            ),
+        ],
+    }
     nudge = {"ticket_id": ticket, "body": "Any news on this? We would like to know where we stand."}
     summary = f"Hi {coll},\n\nsummary for {customer.company}: ticket #{ticket} is open ({new_order}), "
     summary += f"and our call is now on {_day_text(second_day)}.\n\n{_first(user)}"
-    turn5 = {
+    turn_news = {
         "user": say(
             ctx,
-            MOMENTS[4],
+            MOMENTS[6],
             f"Answer {cust} on the ticket with the refund I told you about this morning.",
-            f"Mail {coll} a short summary with the ticket number and the day of our call.",
+            f"Mail {coll} a short summary with the ticket number and the day of our call, and copy "
+            f"{_first(money)}.",
             context=f"{cust} asked on the ticket for news.",
         ),
         "events": [
@@ -289,8 +403,8 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
             _mail_sent(
                 "summary-mailed",
-                f"{colleague.name} gets the ticket number and the new day",
-                [colleague.email],
+                f"{colleague.name} and {money.name} get the ticket number and the new day",
+                [colleague.email, money.email],
                 [{"ticket": ticket}, {"date": second_day.isoformat()}],
                 absent=[{"date": first_day.isoformat()}],
             ),
@@ -306,6 +420,7 @@ def support_day(ctx: FamilyContext) -> Task:
             _step(
                 "mail_send_message",
                 to=[colleague.email],
+                cc=[money.email],
                 subject=f"{customer.company}: summary",
                 body=summary,
             ),
@@ -315,7 +430,15 @@ def support_day(ctx: FamilyContext) -> Task:
         capability_id="state_change_adaptation",
         services=SERVICES,
         operations=ops,
-        title=f"A day with {cust}'s request: ticket, call, correction, new day, refund",
+        title=f"A day with {cust}'s request: ticket, call, correction, old ticket, new day, finance, refund",
         extra_capabilities=["cross_service_handoff", "scheduling_constraints"],
-        turns=[turn1, turn2, turn3, turn4, turn5],
+        turns=[
+            turn1,
+            turn2,
+            turn3,
+            turn_close,
+            changed_mind(turn_move),
+            changed_mind(turn_finance),
+            turn_news,
+        ],
     )
