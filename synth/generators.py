@@ -57,6 +57,10 @@ class DraftRequest(BaseModel):
 
 
 class Generator(Protocol):
+    """Drafts a task for a request. A generator with `places = True` (the procedural one)
+    builds the family and world the request names, so the plan gives each slot both; without
+    it (the LLM one) the plan names only a kind and a capability."""
+
     name: str
     model: str | None
 

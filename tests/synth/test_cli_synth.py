@@ -60,6 +60,8 @@ def test_synth_with_a_judge_and_a_probe_through_the_cli(tmp_path: Path) -> None:
     assert "an LLM judge finds every checked outcome asked for" in result.output
     assert "a test agent solved it at least --min-probe-pass times" in result.output
     (record,) = read_drafts(tmp_path)
+    assert record.request is not None
+    assert (record.request.kind, record.request.family, record.request.world) == ("single", None, None)
     assert (record.kept, record.judge_score, record.probe_passes, record.passed[-2:]) == (
         True,
         9,
