@@ -9,6 +9,7 @@ from coworkenv.synth import plan
 from coworkenv.synth.family import FAMILIES, Family
 from coworkenv.synth.plan import (
     DEFAULT_MIX,
+    DEFAULT_WORLDS,
     Mix,
     PlanError,
     kind_sequence,
@@ -164,3 +165,12 @@ def test_with_the_registry_as_it_is_only_world_ready_families_leave_the_demo_com
     assert {r.kind for r in requests} == {"single", "multi", "workday"} & {f.kind for f in FAMILIES.values()}
     assert sum(r.kind != "single" for r in requests) == 80
     assert len({r.world for r in requests}) == 50
+
+
+def test_a_default_plan_of_100_slots_reaches_every_industry_and_one_of_200_every_world() -> None:
+    for count in (100, 200):
+        requests = plan_requests(count, None, seed=0, worlds=DEFAULT_WORLDS)
+        worlds = {r.world for r in requests}
+        industries = {PROFILES[w.split(":")[0]].industry if w != "northwind" else w for w in worlds if w}
+        assert (len(worlds), len(industries)) == (50, 31)
+        assert sum(r.kind != "single" for r in requests) == count * 2 // 5
