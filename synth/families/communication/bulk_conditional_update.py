@@ -177,13 +177,10 @@ def mail_bulk_archive(ctx: FamilyContext) -> Task:
         else:  # another newsletter, just as old
             operations.append(_issue(ctx, other, cutoff - timedelta(days=ctx.rng.randint(1, 15), hours=3)))
     ctx.rng.shuffle(operations)
-    _, ws = ctx.seeded(["mail"], operations)
+    results, ws = ctx.seeded(["mail"], operations)
     mine = _inbox_of(ws, ctx.user.email, source.domain)
     match_ids = [r["id"] for r in mine if _sent(r) < cutoff]
-    planted = {
-        r["id"]
-        for r in ws.rows("mail_messages", "id > ?", [max(r["id"] for r in seed_ws.rows("mail_messages"))])
-    }
+    planted = {r["id"] for r in results}
     stay_ids = sorted((planted | {r["id"] for r in mine}) - set(match_ids))
     date_text = ctx.choice([_day(cutoff), cutoff.strftime("%Y-%m-%d"), f"{cutoff:%B} {cutoff.day}"])
     checks: list[dict[str, Any]] = [
