@@ -18,7 +18,7 @@ from coworkenv.rollout.policies import NoisyPolicy, OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.runner import reference_footprint, run_episode, system_prompt
 from coworkenv.rollout.scripted_llm import ScriptedLLM
-from coworkenv.rollout.user_simulator import UserSimulator
+from coworkenv.rollout.user_simulator import SATISFIED, UserSimulator
 from coworkenv.rollout.validation import peeking, validate_task
 from coworkenv.task import Persona, SolutionStep, Task, TaskFileError, load_task, parse_task
 
@@ -328,3 +328,37 @@ async def test_the_sft_demonstration_shows_the_question_and_the_answer(task: Tas
     row = to_sharegpt_row(record)
     spoken = [(c["from"], c["value"]) for c in row["conversations"] if c["from"] in ("human", "gpt")]
     assert spoken == [("human", task.turns[0].user), ("gpt", QUESTION), ("human", ANSWER), ("gpt", "Done.")]
+
+
+async def test_the_noisy_student_sometimes_guesses_instead_of_asking(task: Task, cache: SeedCache) -> None:
+    record = await run_episode(task, NoisyPolicy(p=0.3, seed=9), cache=cache)
+    assert outcome(record)[:4] == (False, 0.0, 0.0, {"portal-urgent", "portal-in-engineering"})
+    assert record.agent_stats == {} and record.user_replies == []
+    assert [(e.tool, e.arguments.get("ticket_id")) for e in record.tool_calls] == [
+        ("search_people", None),  # the ticket search was dropped, then it guessed
+        ("update_ticket", 61),
+    ]
+
+
+async def test_with_a_persona_the_scripted_answer_comes_first_and_the_simulated_user_answers_the_rest(
+    task: Task, cache: SeedCache
+) -> None:
+    with_persona = task.model_copy(update={"persona": Persona(description="Kimberly, the Support Lead")})
+    agent_script = [
+        call("tickets_search_tickets", {"requester": "collin.lopez@umbrella.example"}),
+        {"content": "Which of the two tickets do you mean?"},
+        {"content": "Should I also tell Collin?"},
+        call("tickets_update_ticket", {"ticket_id": 62, "priority": "urgent", "queue": "Engineering"}),
+        {"content": "Done."},
+    ]
+    user_script = [{"content": "No need, thanks."}, {"content": SATISFIED}]
+    with ScriptedLLM(agent_script) as agent_llm, ScriptedLLM(user_script) as user_llm:
+        agent = OpenAIAgent("a", base_url=agent_llm.base_url, api_key="k")
+        simulator = UserSimulator("u", base_url=user_llm.base_url, api_key="k")
+        record = await run_episode(with_persona, agent, cache=cache, user_simulator=simulator)
+        user_requests = user_llm.requests
+    assert outcome(record) == (True, 1.0, 1.0, set(), [])
+    assert [record.messages[i]["content"] for i in record.user_replies] == [ANSWER, "No need, thanks."]
+    assert record.agent_stats == {"clarifying_questions": 1}
+    assert len(user_requests) == 2
+    assert ANSWER in user_requests[0]["messages"][0]["content"]
