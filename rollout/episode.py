@@ -106,6 +106,22 @@ class Start(BaseModel):
     turns: int = Field(description="How many turns the task has")
 
 
+_TOOL_FORMS: dict[tuple[str, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+
+
+def _tool_forms(tools: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The tools as `tools/list` sends them and as Chat Completions entries, built once per
+    tool set (a server's tools do not change; dumping them was a quarter of a scripted
+    episode's cost). Shared between episodes: read them, do not change them."""
+    key = tuple(t.name for t in tools)
+    if key not in _TOOL_FORMS:
+        _TOOL_FORMS[key] = (
+            [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
+            [openai_tool(t) for t in tools],
+        )
+    return _TOOL_FORMS[key]
+
+
 def system_prompt(task: Task, workspace: Workspace) -> str:
     """The task's context as the agent's system prompt."""
     ctx = task.context
@@ -236,11 +252,12 @@ class Episode:
         self._verdict_done = False
         self._turn = None
         self._begin_turn(0)
+        mcp_forms, openai_forms = _tool_forms(tools)
         return Start(
             system_prompt=prompt,
             user_message=self.task.turns[0].user,
-            tools=[t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools],
-            openai_tools=[openai_tool(t) for t in tools],
+            tools=mcp_forms,
+            openai_tools=openai_forms,
             turns=len(self.task.turns),
         )
 
