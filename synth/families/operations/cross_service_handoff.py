@@ -79,10 +79,13 @@ def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
         figures: list[dict[str, Any]] = [
             {"number": int(n)} for n in FIGURE.findall(f"{topic.title} {topic.body}")
         ]
-        if "{amount}" in topic.body:
+        said = f"{topic.title} {topic.body}"
+        if "{amount}" in said:
             figures.append({"number": int(values["amount"].split(".")[0])})
-        if "{date}" in topic.body:
+        if "{date}" in said:
             day = datetime.strptime(f"{values['date']} {ctx.start.year}", "%d %B %Y").date()
+            if day > ctx.start.date():  # a date in December, seen from January
+                day = day.replace(year=day.year - 1)
             figures.append({"date": day.isoformat()})
         out.append(_Problem(queue.name, subject, key, text, figures))
     return out
@@ -208,8 +211,8 @@ def _handoff_ask(ctx: FamilyContext) -> Ask:
                 "Leave the mails that report no problem without a ticket.",
             ),
             (
-                "Turn every customer mail of the last three hours that reports a problem into a ticket: the "
-                "right queue, the customer as requester, their reference number in the title.",
+                "Turn every customer mail of the last three hours that reports a problem into a ticket in "
+                "the right queue, with the customer as requester and their reference number in the title.",
                 "Answer each of them in the mail thread with the number of their ticket.",
                 "Skip the mails that are not about a problem.",
             ),
