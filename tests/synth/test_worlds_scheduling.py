@@ -17,7 +17,8 @@ from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.state import parse_time
-from coworkenv.synth.family import FAMILIES, Difficulty, build_task
+from coworkenv.synth.families.coordination.scheduling_constraints import _topic_phrase
+from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
 from coworkenv.task import SolutionStep, Task
 from coworkenv.world import World
@@ -245,3 +246,22 @@ async def test_meeting_update_on_a_world_takes_each_recipients_own_time_and_reje
     for wrong in (old, new + timedelta(hours=1)):
         record = await play(task, cache, turn1=read + mail(wrong))
         assert verdict(record) == (False, 0.5, {"updated-0", "updated-1"})
+
+
+def test_a_meeting_topic_reads_mid_sentence_with_capitals_only_where_they_belong() -> None:
+    ctx = FamilyContext("schedule_across_zones", 0)  # the demo company, whose customers include Globex
+    topics = [
+        "Portal outage review",
+        "Globex renewal",
+        "Friday's storm plan",
+        "Easter opening hours",
+        "KYC backlog",
+    ]
+    assert [_topic_phrase(ctx, t) for t in [*topics, "the Calloway matter"]] == [
+        "portal outage review",
+        "the Globex renewal",
+        "Friday's storm plan",
+        "Easter opening hours",
+        "KYC backlog",
+        "the Calloway matter",
+    ]

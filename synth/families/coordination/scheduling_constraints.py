@@ -12,6 +12,7 @@ a booking is judged by whether it fits, not by which fitting start.
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -64,6 +65,22 @@ def _city(zone: str) -> str:
 
 def _field(check_id: str, table: str, where: Json, column: str, value: Any, description: str = "") -> Json:
     return _check(check_id, "field_equals", description, table=table, where=where, column=column, value=value)
+
+
+PROPER = {*calendar.day_name, *calendar.month_name[1:], "Easter", "Christmas"}
+"""Capitalised words that start a topic and keep their capital mid-sentence."""
+
+
+def _topic_phrase(ctx: FamilyContext, topic: str) -> str:
+    """A meeting topic as it reads mid-sentence: 'portal outage review', "Friday's storm plan",
+    'the Globex renewal'."""
+    first = topic.split()[0]
+    bare = first.removesuffix("'s")
+    if not first[:1].isupper() or bare in PROPER or first.isupper():
+        return topic
+    if any(o.name.split()[0] == bare for o in ctx.the_world.organizations):
+        return f"the {topic}"
+    return topic[:1].lower() + topic[1:]
 
 
 def _free_starts(
@@ -342,7 +359,7 @@ def schedule_across_zones(ctx: FamilyContext) -> Task:
     # A figure in the new event's title would be unchecked text; the world has topics without.
     topics = [t for t in ctx.the_world.vocabulary.meeting_topics if not any(c.isdigit() for c in t)]
     topic = ctx.choice(topics or ["the plan for next month"])
-    text = _schedule_request(ctx, group, minutes, day, topic)
+    text = _schedule_request(ctx, group, minutes, day, _topic_phrase(ctx, topic))
     attendees = [p.email for p in group]
     everyone = [user, *group]
     params = {
