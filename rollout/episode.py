@@ -55,6 +55,7 @@ from .reference import guarding_for, lasting_checks
 from .seeding import SeedCache
 from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome
 from .tool_schemas import openai_tool
+from .turn_changes import turn_changes
 
 __all__ = [
     "MAX_ANSWERS_PER_TURN",
@@ -418,6 +419,8 @@ class Episode:
             agent_stats=dict(session.stats),
             capabilities=list(task.capabilities),
             services=list(task.services),
+            turn_changes=turn_changes(task),
+            turn_events=[[e.model_dump(mode="json") for e in turn.events] for turn in task.turns],
         )
 
     def fail(self, error: BaseException | str) -> None:

@@ -28,3 +28,16 @@ def test_each_turn_names_what_came_before_it() -> None:
         ["announced", "silent", "changed mind"],
         ["clarification"],
     ]
+
+
+def test_records_carry_the_changes_and_events_of_each_turn() -> None:
+    import anyio
+
+    from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
+    from tests.rollout.test_runner import ticket_task
+
+    task = ticket_task()
+    record = anyio.run(lambda: run_episode(task, OraclePolicy(), cache=SeedCache()))
+    assert record.turn_changes == turn_changes(task)
+    assert record.turn_events == [[e.model_dump(mode="json") for e in t.events] for t in task.turns]
+    assert record.turn_changes == [["none"], ["silent"]]
