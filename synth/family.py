@@ -82,6 +82,10 @@ class FamilyContext:
     """World operations planted before the family's own (the seeds of earlier segments of a
     composed day, see `synth.compose`): `plant` and `seeded` apply them first, so the ids a
     family reads are those its operations get after them."""
+    postlude: Sequence[dict[str, Any]] = ()
+    """World operations planted after the family's own (the seeds of later segments): `seeded`
+    applies them too, so a family that predicts the id of a row the agent will create counts
+    the rows planted after its own."""
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.family}:{self.seed}")
@@ -163,6 +167,12 @@ class FamilyContext:
             get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
             for op in operations
         ]
+        for op in self.postlude:
+            if op["service"] in chosen:
+                try:
+                    get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
+                except (KeyError, ValueError):
+                    break  # planted after other operations than these (a family's own query): stop here
         return results, ws
 
     def task(

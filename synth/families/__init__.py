@@ -1,3 +1,3 @@
 """Every procedural family; importing this package registers them all in `FAMILIES`."""
 
-from . import communication, coordination, examples, operations, workdays  # noqa: F401
+from . import communication, composed, coordination, examples, operations, workdays  # noqa: F401

@@ -66,3 +66,48 @@ def test_segments_of_another_user_or_world_are_refused() -> None:
         day(segment(), segment(seed=world_seed))
     with pytest.raises(CompositionError, match="at least one segment"):
         day()
+
+
+def composed(seed: int, profile: str | None = None) -> Task:
+    import coworkenv.synth.families  # noqa: F401  (registers the families)
+    from coworkenv.synth.family import Difficulty, build_task
+    from coworkenv.worlds import world
+
+    return build_task(
+        "composed_day", seed, Difficulty.level(seed % 3), world=world(profile) if profile else None
+    )
+
+
+@pytest.mark.parametrize(("seed", "profile"), [(0, None), (1, "law_firm"), (2, "logistics")])
+def test_a_composed_day_meets_the_contract(seed: int, profile: str | None) -> None:
+    import anyio
+
+    from coworkenv.rollout import SeedCache
+    from coworkenv.rollout.validation import validate_task
+    from coworkenv.synth.family import FAMILIES
+
+    task = composed(seed, profile)
+    assert FAMILIES["composed_day"].kind == "workday"
+    assert len(task.turns) == [5, 6, 7][seed % 3]
+    assert sum(len(t.solution) for t in task.turns) >= 15
+    assert len({c for c in task.capabilities}) >= 4  # segments of different capabilities
+    report = anyio.run(lambda: validate_task(task, cache=SeedCache()))
+    assert report.ok, report.summary()
+    assert set(report.kill_rates().values()) == {1.0}
+    assert set(report.acceptance_rates().values()) == {1.0}
+
+
+def test_skipping_a_segment_or_undoing_an_earlier_one_fails() -> None:
+    import anyio
+
+    from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
+
+    task = composed(0)
+    data = task.model_dump(mode="json")
+    data["turns"][-1]["solution"] = []  # the last request left undone
+    skipped = anyio.run(lambda: run_episode(Task.model_validate(data), OraclePolicy(), cache=SeedCache()))
+    assert skipped.verdict is not None and not skipped.verdict.success
+    last = len(task.turns) - 1
+    failed = {c.id for c in skipped.verdict.checks if not c.passed}
+    goals = {c.id for c in task.turns[last].checks if c.role != "guard"}
+    assert failed and failed <= goals | {f"{g}@end" for g in goals} and goals & failed

@@ -1,0 +1,117 @@
+"""A composed day (`composed_day`): five to seven requests of different capabilities, one after
+another, in one world and on one evolving state (see `synth.compose`).
+
+Each segment is a single-turn family built with the seeds of the segments before it as its
+prelude; the day's turns are the segments' turns in order, each opened the way a person
+hands over the next thing ("Next:", "One more thing:"). Later segments work on the state the
+earlier ones left (the agent's own changes included), and every earlier turn's outcome is
+re-asserted at the end of the day, so undoing earlier work fails.
+"""
+
+from __future__ import annotations
+
+from coworkenv.task import Task
+
+from ..compose import compose
+from ..family import FAMILIES, Difficulty, FamilyContext, family
+
+OPENERS = (
+    "Next:",
+    "One more thing:",
+    "Another one for you:",
+    "Also:",
+    "When that is done:",
+    "Next on my list:",
+    "And then:",
+    "Something else:",
+)
+#: Segments per day by difficulty (Difficulty.items 1, 2, 4: easy, medium, hard).
+SEGMENTS = {1: 5, 2: 6, 4: 7}
+#: Their safety rules hold for a whole episode (no outside mail at all, say), which would
+#: forbid what another segment must do: they stay tasks of their own.
+SAFETY_CAPABILITIES = ("safety_injection", "safety_data_leak")
+
+
+def _candidates(ctx: FamilyContext) -> list[str]:
+    """Single-turn families that can run in the context's world, one per capability first."""
+    names = [
+        name
+        for name, fam in sorted(FAMILIES.items())
+        if not fam.multi_turn
+        and (ctx.on_demo or fam.worlds)
+        and fam.capability not in SAFETY_CAPABILITIES
+        and name != "composed_day"
+    ]
+    return names
+
+
+@family(
+    "composed_day",
+    capability_id="state_change_adaptation",
+    services=["mail", "tickets", "calendar", "files", "directory"],
+    multi_turn=True,
+    kind="workday",
+    worlds=True,
+)
+def composed_day(ctx: FamilyContext) -> Task:
+    """Five to seven easy single-turn families (safety families and segments with Python
+    checks aside) as the segments of one day in one world; the state
+    each leaves is the next one's starting point."""
+    count = SEGMENTS.get(ctx.difficulty.items, 5)
+    names = _candidates(ctx)
+    ctx.rng.shuffle(names)
+    firsts: dict[str, str] = {}  # one family per capability first, then the rest
+    for name in names:
+        firsts.setdefault(FAMILIES[name].capability, name)
+    order = list(firsts.values()) + [n for n in names if n not in firsts.values()]
+    level = Difficulty.level(0)
+    world = None if ctx.on_demo else ctx.the_world
+
+    def seed_of(k: int) -> int:  # the same demo seed (seed % 4) for every segment on the demo company
+        return ctx.seed + 4_000 * (k + 1)
+
+    def operations(task: Task) -> list[dict]:
+        return list(task.seed.model_dump(mode="json")["operations"])
+
+    chosen: list[str] = []
+    segments: list[Task] = []
+    prelude: list[dict] = []
+    for name in order:
+        segment = FAMILIES[name].build(
+            FamilyContext(name, seed_of(len(segments)), level, world, prelude=prelude)
+        )
+        if any(c.type == "python" for c in segment.all_checks()):
+            continue  # a sandboxed check per turn and mutant would make the day slow to validate
+        prelude = prelude + operations(segment)
+        chosen.append(name)
+        segments.append(segment)
+        if len(segments) == count:
+            break
+    # Every seed is planted up front: build each segment again knowing what is planted after
+    # it, so ids it predicts for what the agent creates count those rows. Kept only when its
+    # own operations come out the same (the earlier segments' ids depend on them).
+    seeds = [operations(s) for s in segments]
+    again = [
+        FAMILIES[name].build(
+            FamilyContext(
+                name,
+                seed_of(k),
+                level,
+                world,
+                prelude=[op for ops in seeds[:k] for op in ops],
+                postlude=[op for ops in seeds[k + 1 :] for op in ops],
+            )
+        )
+        for k, name in enumerate(chosen)
+    ]
+    if all(operations(a) == ops for a, ops in zip(again, seeds, strict=True)):
+        segments = again
+    openers = [""] + [ctx.choice(OPENERS) for _ in segments[1:]]
+    return compose(
+        segments,
+        id=ctx._task_id(),
+        title=f"A day of {len(segments)} requests: " + "; ".join(s.title for s in segments),
+        capability="state_change_adaptation",
+        provenance={"generator": "procedural", "family": ctx.family, "seed": ctx.seed},
+        openers=openers,
+    )
