@@ -30,6 +30,7 @@ from coworkenv.state import Snapshot, Workspace
 from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import PROFILES
+from coworkenv.worlds import world as profile_world
 
 from .capabilities import capability
 
@@ -206,7 +207,7 @@ class FamilyContext:
         if self.on_demo:
             return f"{self.family}-{self.seed}"
         world = self.the_world
-        if world.profile not in PROFILES:  # proposed worlds share a profile name: tell them apart
+        if not _rebuilt_by_profile(world):  # proposed or edited worlds: tell them apart
             return f"{self.family}-{world.profile}-{world.content_hash[:8]}-{self.seed}"
         return f"{self.family}-{world.profile}-{len(world.staff)}-{world.seed}-{self.seed}"
 
@@ -215,9 +216,16 @@ class FamilyContext:
             return {"name": "demo", "params": {"seed": self.demo_seed}}
         world = self.the_world
         params: dict[str, Any] = {"profile": world.profile, "size": len(world.staff), "seed": world.seed}
-        if world.profile not in PROFILES:  # a proposed or edited world: the task carries it
+        if not _rebuilt_by_profile(world):  # a proposed or edited world: the task carries it
             params["world"] = world.model_dump(mode="json")
         return {"name": "world", "params": params}
+
+
+def _rebuilt_by_profile(world: World) -> bool:
+    """Whether the world's profile, size and seed give this very world (not one edited after)."""
+    if world.profile not in PROFILES:
+        return False
+    return profile_world(world.profile, len(world.staff), world.seed).content_hash == world.content_hash
 
 
 @lru_cache(maxsize=DEMO_SEEDS)

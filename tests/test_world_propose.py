@@ -145,3 +145,13 @@ def test_world_propose_writes_the_world(tmp_path: Path) -> None:
              "--base-url", llm.base_url, "--rounds", "1"],
         )  # fmt: skip
     assert failed.exit_code == 1 and "no valid zoo world in 1 rounds" in failed.output
+
+
+def test_a_task_in_an_edited_world_carries_it() -> None:
+    stock = world("museum", 12, 1)
+    edited = stock.model_copy(update={"name": "The Edited Museum"})
+    assert "world" not in build_task("tickets_escalate", 3, world=stock).seed.procedural.params
+    task = build_task("tickets_escalate", 3, world=edited)
+    assert task.seed.procedural.params["world"]["name"] == "The Edited Museum"
+    assert task.id == f"tickets_escalate-museum-{edited.content_hash[:8]}-3"
+    assert seed_workspace(task).rows("directory_people")  # seeded from the inline world
