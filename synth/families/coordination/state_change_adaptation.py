@@ -457,7 +457,14 @@ def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[De
         "user": request(ctx, Ask(steps=steps, context=context, short=short)),
         "checks": checks,
         "solution": [
-            _step("calendar_list_events", "ev", start=day.isoformat(), end=_next_day(day), query=title),
+            _step(
+                "calendar_list_events",
+                "ev",
+                start=day.isoformat(),
+                end=_next_day(day),
+                time_zone=ctx.user.time_zone,
+                query=title,
+            ),
             _step("calendar_get_event", event_id={"$ref": "ev.events.0.event_id"}),
             _step("mail_send_message", to=emails, subject=title, body=note),
         ],
