@@ -290,7 +290,7 @@ def contract_problems(task: Task) -> list[str]:
     ]
     out += [
         f"turns[{i}].clarification.after is {t.clarification.after} but the turn has "
-        f"{len(t.solution)} solution steps: the question must come before or after a step"
+        f"{len(t.solution)} solution steps: the question comes after at most {len(t.solution)} steps"
         for i, t in enumerate(task.turns)
         if t.clarification is not None and t.clarification.after > len(t.solution)
     ]

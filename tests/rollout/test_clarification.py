@@ -19,7 +19,7 @@ from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.runner import reference_footprint, run_episode, system_prompt
 from coworkenv.rollout.scripted_llm import ScriptedLLM
 from coworkenv.rollout.user_simulator import SATISFIED, UserSimulator
-from coworkenv.rollout.validation import peeking, validate_task
+from coworkenv.rollout.validation import contract_problems, peeking, validate_task
 from coworkenv.task import Persona, SolutionStep, Task, TaskFileError, load_task, parse_task
 
 EXAMPLE = Path(__file__).parents[2] / "tasks" / "examples" / "clarification-which-ticket.json"
@@ -362,3 +362,15 @@ async def test_with_a_persona_the_scripted_answer_comes_first_and_the_simulated_
     assert record.agent_stats == {"clarifying_questions": 1}
     assert len(user_requests) == 2
     assert ANSWER in user_requests[0]["messages"][0]["content"]
+
+
+def test_a_question_after_the_last_step_is_a_contract_problem(task: Task) -> None:
+    clarification = task.turns[0].clarification
+    assert clarification is not None
+    late = clarification.model_copy(update={"after": 4})
+    broken = task.model_copy(update={"turns": [task.turns[0].model_copy(update={"clarification": late})]})
+    assert contract_problems(broken) == [
+        "turns[0].clarification.after is 4 but the turn has 3 solution steps: the question comes after "
+        "at most 3 steps"
+    ]
+    assert contract_problems(task) == []
