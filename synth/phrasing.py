@@ -35,8 +35,11 @@ _PREFIXES = {"dr", "dr.", "mr", "mr.", "mrs", "mrs.", "ms", "ms.", "miss", "prof
 
 
 class _Person(Protocol):
-    name: str
-    title: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
 
 
 @dataclass(frozen=True)
