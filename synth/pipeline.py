@@ -413,6 +413,7 @@ def _with_provenance(task: Task, generator: Generator, rounds: int, seed: int, k
         rounds=rounds + 1,
         seed=task.provenance.seed if task.provenance.seed is not None else seed,
         family=task.provenance.family,
+        paraphrased_by=task.provenance.paraphrased_by,
     )
     return task.model_copy(update={"id": task_id, "provenance": provenance})
 

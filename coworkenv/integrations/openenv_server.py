@@ -9,7 +9,9 @@ WebSocket protocol and the HTTP endpoints are OpenEnv's. Each session holds one 
   the MCP tool listing and calls that OpenEnv's `MCPToolClient` sends (a tool's `result` is
   the text the model reads; an error result is text too, with `is_error` set);
 - step with `{"type": "message", "content"}`: the agent's answer to the user, which ends
-  the turn; the observation is the next user message, or the end of the episode;
+  the turn; the observation is the next user message, or the end of the episode. A message
+  that asks a question (see clarification turns in docs/tasks.md) is answered within the
+  turn instead: the observation's `user_message` is the answer and the turn goes on;
 - step with `{"type": "finish"}`: the episode ends now (turns not reached count as failed);
 - state: the task, turn, steps taken and whether the episode is over.
 
@@ -150,7 +152,9 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
                 metadata={"is_error": outcome.is_error},
             )
         if action.type == "message":
-            episode.reply(action.content or "")
+            answer = episode.reply(action.content or "")
+            if answer is not None:  # the agent asked: the user answers within the turn
+                return self._observation(user_message=answer)
             following = await episode.anext_turn()
             if following is None:
                 return await self._end()

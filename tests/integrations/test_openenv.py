@@ -131,3 +131,15 @@ async def test_sessions_are_bounded(url) -> None:  # type: ignore[no-untyped-def
         with pytest.raises(RuntimeError, match="Server at capacity: 2/2 sessions active"):
             async with third:
                 await third.reset()
+
+
+async def test_a_question_is_answered_within_the_turn(url) -> None:  # type: ignore[no-untyped-def]
+    from coworkenv.rollout.episode import NOTHING_TO_ADD
+
+    async with GenericEnvClient(base_url=url) as env:
+        await env.reset(task_id="t-escalate")
+        asked = await env.step({"type": "message", "content": "Which ticket do you mean?"})
+        assert (asked.done, asked.observation["turn"]) == (False, 0)
+        assert asked.observation["user_message"] == NOTHING_TO_ADD
+        done = await env.step({"type": "message", "content": "I set it to urgent."})
+        assert done.observation["turn"] == 1

@@ -317,6 +317,7 @@ async def test_the_funnel_accounts_for_every_round(tmp_path: Path) -> None:
         "rounds": 3,
         "seed": 0,
         "family": None,
+        "paraphrased_by": None,
     }
 
 
