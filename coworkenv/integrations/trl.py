@@ -17,7 +17,9 @@ are the MCP tools of the tasks' services, with their exact argument types and en
 transformers reads into the prompt's tool schemas) and their bounds in the argument
 descriptions. Multi-turn tasks: the model calls `finish_turn` when it has done what the
 user asked; the tool answers with the user's next message (after the turn's events), so a
-whole workday plays inside one TRL generation. With `records_dir`, each rollout's
+whole workday plays inside one TRL generation. Tasks with clarification turns also get
+`ask_user(question)`, which returns the user's answer within the turn (a question about a
+clear request gets that there is nothing to add). With `records_dir`, each rollout's
 `EpisodeRecord` is appended there, for `coworkenv report` and `coworkenv export`.
 """
 
@@ -37,10 +39,19 @@ from coworkenv.task import Limits, Task
 
 from .python_tools import tool_method
 
-__all__ = ["FINISH_TURN", "CoworkEnvironment", "build_dataset", "dataset_rows", "environment_class"]
+__all__ = [
+    "ASK_USER",
+    "FINISH_TURN",
+    "CoworkEnvironment",
+    "build_dataset",
+    "dataset_rows",
+    "environment_class",
+]
 
 POLICY_NAME = "trl"
 FINISH_TURN = "finish_turn"
+ASK_USER = "ask_user"
+NOTHING_MORE = "The user has nothing more to say: go on with the request."
 OVER = "The conversation is over: there is nothing left to do."
 
 
@@ -93,6 +104,13 @@ class CoworkEnvironment:
             return OVER
         return episode.call(name, arguments).text
 
+    def _ask_user(self, question: str) -> str:
+        episode = self._episode()
+        if episode.done:
+            return OVER
+        answer = episode.reply(question if "?" in question else question.rstrip(".") + "?")
+        return NOTHING_MORE if answer is None else f"The user answers: {answer}"
+
     def _finish_turn(self) -> str:
         episode = self._episode()
         if episode.done:
@@ -109,10 +127,12 @@ def environment_class(
     seed: int = 0,
     records_dir: str | Path | None = None,
     multi_turn: bool | None = None,
+    ask_user: bool | None = None,
 ) -> type[CoworkEnvironment]:
     """A class for `GRPOTrainer(environment_factory=...)` over these tasks: one tool method
     per MCP tool of their services (the union, when tasks differ), plus `finish_turn` when
-    a task has several turns (or `multi_turn=True`)."""
+    a task has several turns (or `multi_turn=True`) and `ask_user` when a task has a
+    clarification turn (or `ask_user=True`)."""
     by_id = {t.id: t for t in tasks}
     if not by_id:
         raise ValueError("no tasks given")
@@ -139,6 +159,18 @@ def environment_class(
             "It returns the user's next message, or says that the conversation is over.",
             {"type": "object", "properties": {}},
             lambda self, name, arguments: self._finish_turn(),
+        )
+    if ask_user or (ask_user is None and any(t.clarification for task in by_id.values() for t in task.turns)):
+        namespace[ASK_USER] = tool_method(
+            ASK_USER,
+            "Ask the user a question when their request is ambiguous, before acting on it. "
+            "It returns the user's answer. Do not ask when the request is clear.",
+            {
+                "type": "object",
+                "properties": {"question": {"type": "string", "description": "The question to the user"}},
+                "required": ["question"],
+            },
+            lambda self, name, arguments: self._ask_user(str(arguments["question"])),
         )
     return type("CoworkEnv", (CoworkEnvironment,), namespace)
 

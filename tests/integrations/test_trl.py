@@ -156,3 +156,21 @@ def test_two_grpo_steps_on_cpu_score_every_rollout_from_its_verdict(tmp_path, mo
     assert all(r.verdict is not None and r.score == 0.0 for r in records)
     logged = [h for h in trainer.state.log_history if "rewards/CoworkEnv/mean" in h]
     assert [h["rewards/CoworkEnv/mean"] for h in logged] == [0.0, 0.0]
+
+
+def test_a_clarification_turn_gets_an_ask_user_tool_that_answers_within_the_turn() -> None:
+    from pathlib import Path
+
+    from coworkenv.task import load_task
+
+    task = load_task(Path("tasks/examples/clarification-which-ticket.json"))
+    env_class = environment_class([task])
+    assert "ask_user" in tool_names(env_class)
+    assert "ask_user" not in tool_names(environment_class([ticket_task()]))
+    env = env_class()
+    env.reset(**dataset_rows([task])[0])
+    clarification = next(t.clarification for t in task.turns if t.clarification)
+    assert env.ask_user(question="Which one do you mean?") == f"The user answers: {clarification.answer}"
+    env.ask_user(question="And anything else?")
+    assert env.episode is not None and env.episode.record().agent_stats["needless_questions"] == 1
+    assert get_json_schema(env.ask_user)["function"]["parameters"]["required"] == ["question"]
