@@ -107,6 +107,20 @@ def test_a_request_carries_the_facts_the_checks_name_in_any_register() -> None:
                 assert check.facts[0].text in closing.turns[0].user
 
 
+def test_a_figure_in_a_reported_subject_is_checked_in_the_ticket_title() -> None:
+    """'API returns 500 on SW-...': the ticket's title keeps the 500 (a mutated figure there
+    must fail), the description keeps what the customer wrote."""
+    software = world("software_support")
+    for seed in range(40):
+        task = build_task("mail_to_ticket", seed, Difficulty.level(2), world=software)
+        for check in checks(task):
+            if check.id.endswith("-requester") and len(check.facts) > 1:
+                assert check.columns == ["title"]
+                assert [f.number for f in check.facts[1:]] == [500]
+                return
+    pytest.fail("no seed reports the API error")
+
+
 # -- agents on two worlds -------------------------------------------------------------------------
 
 

@@ -42,31 +42,58 @@ SMALL_TALK = [
     ("Holiday schedule", "Our offices keep normal hours over the spring holidays."),
     ("Great service", "Just wanted to say your team did a great job for us last week."),
 ]
-FIGURE = re.compile(r"(?<![\w{-])\d+(?![\w}-])")
-"""Figures a problem report states besides its reference (120 housings, 30 to 45 days)."""
+FIGURE = re.compile(r"(?<![\w{,.-])\d+(?:,\d{3})*(?![\w}-])")
+"""Figures a problem report states besides its reference (120 housings, 10,000 rows)."""
 KEYED = re.compile(r"\{(order|invoice)\}")
 
 
 @dataclass(frozen=True)
 class _Problem:
     """A customer's problem report: the queue it belongs in, the subject of the mail (it holds
-    the reference `key`), what the customer writes and the figures the ticket must keep."""
+    the reference `key`), what the customer writes and the facts the ticket must keep."""
 
     queue: str
     subject: str
     key: str
     text: str
-    figures: list[dict[str, Any]]
-    """Facts of the report besides its reference: the figures and the date it names."""
+    in_title: list[dict[str, Any]]
+    """Facts the subject states besides the reference (figures, an amount, a date)."""
+    in_text: list[dict[str, Any]]
+    """Facts the customer's text states (figures, an amount, a date)."""
+
+
+def _facts(ctx: FamilyContext, template: str, values: dict[str, str]) -> list[dict[str, Any]]:
+    """The figures, amount and date a topic's template states once filled with `values`."""
+    facts: list[dict[str, Any]] = [{"number": int(n.replace(",", ""))} for n in FIGURE.findall(template)]
+    if "{amount}" in template:
+        facts.append({"number": int(values["amount"].split(".")[0])})
+    if "{date}" in template:
+        day = datetime.strptime(f"{values['date']} {ctx.start.year}", "%d %B %Y").date()
+        if day > ctx.start.date():  # a date in December, seen from January
+            day = day.replace(year=day.year - 1)
+        facts.append({"date": day.isoformat()})
+    return facts
 
 
 def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
-    """`count` topics of the customers' queues, those whose title names a reference first."""
+    """`count` topics of the customers' queues: those whose title names a reference and no
+    other figure first; a world with fewer topics than reports has some topic reported twice
+    (with other references)."""
     topics = [(q, t) for q in _customer_queues(ctx) for t in q.topics]
-    keyed = [(q, t) for q, t in topics if KEYED.search(t.title)]
-    plain = [(q, t) for q, t in topics if not KEYED.search(t.title)]
-    picks = ctx.rng.sample(keyed, min(count, len(keyed)))
-    picks += ctx.rng.sample(plain, count - len(picks))
+
+    def plain_title(title: str) -> bool:
+        return not FIGURE.search(title) and "{amount}" not in title and "{date}" not in title
+
+    pools = [
+        [(q, t) for q, t in topics if KEYED.search(t.title) and plain_title(t.title)],
+        [(q, t) for q, t in topics if KEYED.search(t.title) and not plain_title(t.title)],
+        [(q, t) for q, t in topics if not KEYED.search(t.title) and plain_title(t.title)],
+        [(q, t) for q, t in topics if not KEYED.search(t.title) and not plain_title(t.title)],
+    ]
+    picks: list[tuple[Queue, Any]] = []
+    for pool in pools:
+        picks += ctx.rng.sample(pool, min(count - len(picks), len(pool)))
+    picks += [ctx.choice(next(pool for pool in pools if pool)) for _ in range(count - len(picks))]
     out = []
     for queue, topic in picks:
         values = _topic_values(ctx)
@@ -76,18 +103,8 @@ def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
         text = topic.body.format(**values)
         if key not in text:
             text += f" Our reference is {key}."
-        figures: list[dict[str, Any]] = [
-            {"number": int(n)} for n in FIGURE.findall(f"{topic.title} {topic.body}")
-        ]
-        said = f"{topic.title} {topic.body}"
-        if "{amount}" in said:
-            figures.append({"number": int(values["amount"].split(".")[0])})
-        if "{date}" in said:
-            day = datetime.strptime(f"{values['date']} {ctx.start.year}", "%d %B %Y").date()
-            if day > ctx.start.date():  # a date in December, seen from January
-                day = day.replace(year=day.year - 1)
-            figures.append({"date": day.isoformat()})
-        out.append(_Problem(queue.name, subject, key, text, figures))
+        in_title, in_text = _facts(ctx, topic.title, values), _facts(ctx, topic.body, values)
+        out.append(_Problem(queue.name, subject, key, text, in_title, in_text))
     return out
 
 
@@ -139,7 +156,7 @@ def _problem_checks(problem: _Problem, customer: str, first_new: int) -> list[di
             "tickets_tickets",
             {"id": new, "requester": customer},
             ["title"],
-            [{"text": key}],
+            [{"text": key}, *problem.in_title],
             f"A new ticket with {key} in its title has the customer as requester",
         ),
         _states(
@@ -151,16 +168,16 @@ def _problem_checks(problem: _Problem, customer: str, first_new: int) -> list[di
             f"The ticket about {key} is in {queue}",
         ),
     ]
-    if problem.figures:
+    if problem.in_text:
         checks.append(
             _states(
                 f"ticket-{key}-details",
                 "tickets_tickets",
                 {"id": new, "requester": customer},
-                ["title", "description"],
-                [{"text": key}, *problem.figures],
-                f"The ticket about {key} records the customer's figures "
-                f"({', '.join(str(next(iter(f.values()))) for f in problem.figures)})",
+                ["description"],
+                problem.in_text,
+                f"The description of the ticket about {key} keeps what the customer wrote "
+                f"({', '.join(str(next(iter(f.values()))) for f in problem.in_text)})",
             )
         )
     return checks
@@ -280,7 +297,8 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
         operations=operations,
         title="Turn customers' problem mails into tickets and reply with the ticket numbers",
         context=_context(
-            ctx, "File every ticket in the queue whose description matches the request (list_queues)."
+            ctx,
+            "File every ticket in the queue whose description fits the problem (each queue says what it takes).",
         ),
         turns=[{"user": request(ctx, _handoff_ask(ctx)), "checks": checks, "solution": solution}],
     )
