@@ -841,6 +841,29 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
     "(weights, divided by their sum; default single=0.6,multi=0.2,workday=0.2, where a kind "
     "with no family gives its share to the nearest one).",
 )
+@click.option(
+    "--world-file",
+    "world_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A world JSON file (from `coworkenv world propose` or edited) the slots use first; repeatable.",
+)
+@click.option(
+    "--paraphrase-model",
+    help="Model that rewords each validated task's user messages; a rewording that drops a fact "
+    "the checks need, or fails validation again, is refused (default: none).",
+)
+@click.option(
+    "--paraphrase-base-url", help="OpenAI-compatible endpoint of the paraphrase model (default: --base-url)."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where validation runs: local worker processes, or Ray actors (pip install 'coworkenv[ray]').",
+)
+@click.option("--address", help="Ray cluster to join for --backend ray (default: a local Ray instance).")
 @click.option("--judge-model", help="Model of an LLM judge of each validated draft (default: no judge).")
 @click.option("--judge-base-url", help="OpenAI-compatible endpoint of the judge (default: --base-url).")
 @click.option(
@@ -883,6 +906,11 @@ def synth(
     seed: int,
     worlds: int | None,
     mix: str | None,
+    world_files: tuple[Path, ...],
+    paraphrase_model: str | None,
+    paraphrase_base_url: str | None,
+    backend: str,
+    address: str | None,
     judge_model: str | None,
     judge_base_url: str | None,
     min_judge_score: float,
@@ -908,6 +936,12 @@ def synth(
         shares = parse_mix(mix) if mix is not None else None
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
+    if world_files and generator == "llm":
+        raise click.UsageError(
+            "--world-file places the procedural families; --generator llm draws its own scenes"
+        )
+    if address and backend != "ray":
+        raise click.UsageError("--address joins a Ray cluster: give it with --backend ray")
     chosen: Any
     if generator == "llm":
         if not model:
@@ -922,8 +956,14 @@ def synth(
             chosen = LLMGenerator(model, base_url=base_url, api_key_env=api_key_env)
     else:
         chosen = ProceduralGenerator()
-    judge = probe = None
+    judge = probe = paraphraser = None
     with _endpoint_errors():
+        if paraphrase_model:
+            from coworkenv.synth.paraphrase import Paraphraser
+
+            paraphraser = Paraphraser(
+                paraphrase_model, base_url=paraphrase_base_url or base_url, api_key_env=api_key_env
+            )
         if judge_model:
             from coworkenv.synth.judge import LLMJudge
 
@@ -962,11 +1002,17 @@ def synth(
                     worlds=worlds or DEFAULT_WORLDS,
                     judge=judge,
                     probe=probe,
+                    world_files=[str(f) for f in world_files],
+                    paraphraser=paraphraser,
+                    backend=backend,  # type: ignore[arg-type]
+                    address=address,
                     progress=show,
                 )
             )
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
+        except ImportError as exc:
+            raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[ray]'") from exc
     funnel = build_funnel(read_drafts(out_dir), kept_tasks(out_dir))
     print_funnel(funnel, terminal_console())
     paths = write_funnel(funnel, out_dir)

@@ -23,9 +23,9 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from anyio import to_process
@@ -44,7 +44,9 @@ from .plan import plan_requests as plan_requests  # the pipeline's plan, importa
 
 if TYPE_CHECKING:
     from .judge import LLMJudge
+    from .paraphrase import Paraphraser
     from .probe import Probe
+    from .ray_validation import RayValidators
 
 DRAFTS_FILE = "drafts.jsonl"
 TASKS_DIR = "tasks"
@@ -115,6 +117,12 @@ class DraftRecord(BaseModel):
     request: DraftRequest | None = Field(
         default=None, description="The slot's plan (kind, family, world...): a resume drafts the same"
     )
+    paraphrased: list[int] = Field(
+        default_factory=list, description="Turns whose user message a paraphrase model reworded"
+    )
+    paraphrase_refused: list[str] = Field(
+        default_factory=list, description="Why rewrites were refused (a dropped fact, a failed validation)"
+    )
 
 
 class SynthState(BaseModel):
@@ -132,6 +140,15 @@ def validate_in_worker(task_json: str) -> str:
     """Validation in a worker process (validation is CPU-bound: one worker per core)."""
     report = anyio.run(lambda: validate_task(parse_task(task_json), cache=_WORKER_CACHE))
     return report.model_dump_json()
+
+
+RemoteValidator = Callable[[str], Awaitable[str]]
+"""Validates a task given as JSON somewhere else and returns its report as JSON."""
+
+
+async def validate_in_process_pool(task_json: str) -> str:
+    """`validate_in_worker` in anyio's worker processes (one per core by default)."""
+    return await to_process.run_sync(validate_in_worker, task_json, cancellable=True)
 
 
 def read_drafts(out_dir: Path) -> list[DraftRecord]:
@@ -201,12 +218,13 @@ async def evaluate_draft(
     kept: list[Task],
     cache: SeedCache,
     *,
-    in_worker: bool = False,
+    validator: RemoteValidator | None = None,
     judge: LLMJudge | None = None,
     probe: Probe | None = None,
 ) -> tuple[DraftRecord, Task | None]:
-    """Validate one draft; the record says which funnel stages it passed and, if it failed,
-    why (`reason`, the first failure) and everything found (`problems`)."""
+    """Validate one draft (in this process, or through `validator`: worker processes or Ray
+    actors); the record says which funnel stages it passed and, if it failed, why (`reason`,
+    the first failure) and everything found (`problems`)."""
     record = DraftRecord(
         slot=request.slot,
         capability=request.capability,
@@ -239,10 +257,8 @@ async def evaluate_draft(
             ],
         )
     record.passed.append("unique")
-    if in_worker:
-        report = ValidationReport.model_validate_json(
-            await to_process.run_sync(validate_in_worker, task.model_dump_json(), cancellable=True)
-        )
+    if validator is not None:
+        report = ValidationReport.model_validate_json(await validator(task.model_dump_json()))
     else:
         report = await validate_task(task, cache=cache)
     for stage in report.stages:
@@ -292,19 +308,34 @@ async def synthesize(
     worlds: int | None = DEFAULT_WORLDS,
     judge: LLMJudge | None = None,
     probe: Probe | None = None,
+    world_files: Sequence[str] = (),
+    paraphraser: Paraphraser | None = None,
+    backend: Literal["local", "ray"] = "local",
+    address: str | None = None,
     progress: Callable[[SynthState, DraftRecord], None] | None = None,
 ) -> SynthState:
     """Fill `count` slots with kept tasks (or rejections after `max_rounds`); resumable.
     Slots are planned by `mix` (default `plan.DEFAULT_MIX`) and, for a generator that places
     tasks (`places`: the procedural one), spread over `worlds` worlds (`plan.world_plan`; 1:
-    the demo company only). A slot already drafted keeps its recorded plan on a resume.
+    the demo company only), and over the worlds of `world_files` first (world JSON files,
+    such as `coworkenv world propose` writes). A slot already drafted keeps its recorded plan
+    on a resume.
     An endpoint that keeps failing spends no round: the slot stops unfinished and a rerun
     fills it. `concurrency` slots are worked on at once (default: one per core); above 1,
-    validation runs in worker processes."""
+    validation runs in worker processes, or with `backend="ray"` on that many Ray actors (of
+    the cluster at `address`, or a local one), each with its own seed cache: this process
+    still writes every record, once. With `paraphraser`, the user messages of a validated
+    task are reworded and the task validated again (see `synth.paraphrase`)."""
     workers = concurrency if concurrency is not None else os.cpu_count() or 1
     out = Path(out_dir)
     planned = plan_requests(  # first: a plan that cannot be made leaves nothing behind
-        count, capabilities, seed, mix=mix, worlds=worlds, families=getattr(generator, "places", False)
+        count,
+        capabilities,
+        seed,
+        mix=mix,
+        worlds=worlds,
+        families=getattr(generator, "places", False),
+        world_files=world_files,
     )
     (out / TASKS_DIR).mkdir(parents=True, exist_ok=True)
     lost = repair_tasks(out)
@@ -316,6 +347,17 @@ async def synthesize(
     kept = kept_tasks(out)
     cache = SeedCache()
     limiter = anyio.CapacityLimiter(max(1, workers))
+    ray_pool: RayValidators | None = None
+    validator: RemoteValidator | None = None
+    if backend == "ray":
+        from .ray_validation import RayValidators
+
+        ray_pool = RayValidators(max(1, workers), address=address)
+        validator = ray_pool.validate
+    elif backend != "local":
+        raise ValueError(f"unknown backend {backend!r}; use 'local' or 'ray'")
+    elif workers > 1:
+        validator = validate_in_process_pool
     # Slots run at once, but a validated task is kept only after every earlier slot is
     # finished, and checked for duplicates again then, so workers keep what one process keeps.
     finished_slots = {r.slot: anyio.Event() for r in requests}
@@ -352,8 +394,12 @@ async def synthesize(
                 try:
                     text = await generator.draft(request, previous, report, round_, kept)
                     record, task = await evaluate_draft(
-                        text, request, kept, cache, in_worker=workers > 1, judge=judge, probe=probe
+                        text, request, kept, cache, validator=validator, judge=judge, probe=probe
                     )
+                    if task is not None and paraphraser is not None:
+                        reworded = await paraphraser.paraphrase(task, cache=cache)
+                        task, record.paraphrased = reworded.task, reworded.changed
+                        record.paraphrase_refused = reworded.refused
                     if task is not None and workers > 1:
                         task = await keep_in_order(request, record, task)
                     previous, report = text, "\n".join(f"- {p}" for p in record.problems)
@@ -395,9 +441,13 @@ async def synthesize(
                 if last:
                     return
 
-    async with anyio.create_task_group() as group:
-        for request in requests:
-            group.start_soon(fill, request)
+    try:
+        async with anyio.create_task_group() as group:
+            for request in requests:
+                group.start_soon(fill, request)
+    finally:
+        if ray_pool is not None:
+            ray_pool.close()
     return state
 
 

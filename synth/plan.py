@@ -15,6 +15,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from coworkenv.worlds import DEMO, MAX_SIZE, MIN_SIZE, PROFILES
 
@@ -168,10 +169,12 @@ def plan_requests(
     mix: Mix | None = None,
     worlds: int | None = None,
     families: bool = True,
+    world_files: Sequence[str] = (),
 ) -> list[DraftRequest]:
     """`count` slots by `mix` (default `DEFAULT_MIX`). With `families` (a procedural generator)
     each slot names its family, and with `worlds` (the number of worlds of `world_plan`) each
     slot its world: a world-ready family's slot the next world, any other the demo company.
+    `world_files` (world JSON files: proposed or edited worlds) join the worlds, first.
     Without them, slots leave family and world to the generator."""
     known = load_capabilities()
     caps = capabilities or list(known)
@@ -182,6 +185,8 @@ def plan_requests(
     by_kind = {k: [c for c in caps if k in kinds_of(c)] for k in KINDS}
     cycle = world_plan(worlds, seed) if worlds is not None and families else []
     cycle = cycle[1:] + cycle[:1]  # the generated organizations first, the demo company last
+    if world_files and families:
+        cycle = [str(Path(f).resolve()) for f in world_files] + (cycle or [DEMO])
     seen_kind = dict.fromkeys(KINDS, 0)
     seen_cap: dict[tuple[Kind, str], int] = {}
     on_worlds = 0

@@ -72,3 +72,42 @@ def test_the_cli_runs_a_rollout_on_ray(local_ray, tmp_path: Path) -> None:  # ty
     assert result.exit_code == 0, result.output
     assert "2 episode(s) run" in result.output
     assert sorted(r.trial for r in read_records(tmp_path / "out")) == [0, 1]
+
+
+def test_synthesis_validates_on_actors_writes_each_record_once_and_resumes(local_ray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from coworkenv.synth.generators import ProceduralGenerator
+    from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
+    from coworkenv.synth.plan import parse_mix
+
+    def run(count: int):  # type: ignore[no-untyped-def]
+        return anyio.run(
+            lambda: synthesize(
+                ProceduralGenerator(),
+                count=count,
+                out_dir=tmp_path,
+                capabilities=["triage_routing", "find_and_report"],
+                mix=parse_mix("single=1"),
+                worlds=3,
+                concurrency=2,
+                backend="ray",
+            )
+        )
+
+    state = run(4)
+    assert (state.done, state.kept) == (4, 4)
+    drafts = read_drafts(tmp_path)
+    assert sorted(r.slot for r in drafts if r.final) == [0, 1, 2, 3]
+    assert len({r.task_id for r in drafts if r.kept}) == 4 == len(kept_tasks(tmp_path))
+    again = run(6)
+    assert (again.done, again.kept) == (6, 2)  # the two new slots, the four finished ones kept
+    assert sorted(r.slot for r in read_drafts(tmp_path) if r.final) == [0, 1, 2, 3, 4, 5]
+
+
+def test_the_cli_synthesizes_on_ray(local_ray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(
+        cli,
+        ["synth", "--count", "2", "--capabilities", "triage_routing", "--mix", "single=1", "--backend", "ray",
+         "--concurrency", "2", "--out", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "kept 2 of 2 slots" in " ".join(result.output.split())

@@ -130,3 +130,43 @@ def test_a_bad_mix_or_worlds_is_a_usage_error_that_says_why(
     assert result.exit_code == 2
     assert " ".join(message.split()) in " ".join(result.output.split())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_world_file_is_used_first_and_its_tasks_carry_it(tmp_path: Path) -> None:
+    from coworkenv.synth.pipeline import kept_tasks
+    from coworkenv.world import save_world
+    from coworkenv.worlds import world
+
+    edited = world("museum", 10, 2).model_copy(update={"name": "Harbour Maritime Museum"})
+    path = tmp_path / "harbour.json"
+    save_world(edited, path)
+    out = tmp_path / "out"
+    args = ["synth", "--count", "2", "--capabilities", "triage_routing", "--mix", "single=1"]
+    result = CliRunner().invoke(
+        cli,
+        [*args, "--worlds", "1", "--world-file", str(path), "--concurrency", "1", "--out", str(out)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert [r.request.world for r in read_drafts(out) if r.request] == [str(path.resolve()), "northwind"]
+    first = next(t for t in kept_tasks(out) if t.seed.procedural.name == "world")
+    assert first.seed.procedural.params["world"]["name"] == "Harbour Maritime Museum"
+    assert first.context.company == "Harbour Maritime Museum"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--address", "ray://x:10001"], "Error: --address joins a Ray cluster: give it with --backend ray"),
+        (
+            ["--world-file", "tasks/examples/../../pyproject.toml", "--generator", "llm", "--model", "m"],
+            "Error: --world-file places the procedural families; --generator llm draws its own scenes",
+        ),
+    ],
+)
+def test_backend_and_world_file_misuse_are_usage_errors(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    result = CliRunner().invoke(cli, ["synth", "--count", "1", *extra, "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert message in result.output

@@ -106,3 +106,38 @@ def test_people_named_in_the_original_must_stay_named() -> None:
     assert dropped_facts("Ask Maria Lopez.", "Ask maria@x.example.", people) == []
     assert dropped_facts("Ask Maria Lopez.", "Ask Maria.", people) == ["Maria Lopez"]
     assert dropped_facts("Ask Maria Lopez.", "Ask Sam Reed.", people) == ["Maria Lopez"]
+
+
+def test_synthesis_rewords_kept_tasks_and_records_refusals(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from coworkenv.synth.generators import ProceduralGenerator
+    from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
+    from coworkenv.synth.plan import parse_mix
+
+    def keep(request: dict[str, Any]) -> dict[str, Any]:
+        return {"content": "Quick one. " + request["messages"][-1]["content"]}
+
+    async def run() -> None:
+        with ScriptedLLM([keep, {"content": "Please handle it."}], model="writer") as llm:
+            paraphraser = Paraphraser("writer", base_url=llm.base_url, api_key="k", backoff=0.0)
+            await synthesize(
+                ProceduralGenerator(),
+                count=2,
+                out_dir=tmp_path,
+                capabilities=["triage_routing"],
+                mix=parse_mix("single=1"),
+                worlds=1,
+                concurrency=1,
+                paraphraser=paraphraser,
+            )
+
+    anyio.run(run)
+    first, second = sorted(read_drafts(tmp_path), key=lambda r: r.slot)
+    assert (first.kept, first.paraphrased, first.paraphrase_refused) == (True, [0], [])
+    assert second.kept and second.paraphrased == []
+    assert len(second.paraphrase_refused) == 1 and second.paraphrase_refused[0].startswith(
+        "turn 0: the rewrite drops "
+    )
+    tasks = {t.id: t for t in kept_tasks(tmp_path)}
+    assert tasks[first.task_id].turns[0].user.startswith("Quick one. ")
+    assert tasks[first.task_id].provenance.paraphrased_by == "writer"
+    assert tasks[second.task_id].provenance.paraphrased_by is None
