@@ -6,7 +6,7 @@ that looks up every id and address before it uses one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -53,7 +53,7 @@ def _demo_scene(ctx: FamilyContext, customer: Any) -> _Scene:
             steps=(
                 f"Escalate the {system} ticket from {customer.name}: urgent, Engineering queue, assigned to the SRE.",
             ),
-            context=f"Outage alert: {context[0].lower()}{context[1:]}",
+            context=f"Outage alert: {context}",
             short=short,
         ),
         Ask(
@@ -137,6 +137,13 @@ def _world_scene(ctx: FamilyContext, customer: Any) -> _Scene:
     )
 
 
+def _forwarded(ctx: FamilyContext, ask: Ask) -> Ask:
+    """The ask as a colleague on the desk team may have passed it on (the forwarded register
+    quotes them)."""
+    desk = ctx.people(team=ctx.the_world.team("desk")) or ctx.people()
+    return replace(ask, forwarded_from=ctx.choice(desk))
+
+
 @family("tickets_escalate", capability_id="triage_routing", services=["tickets", "directory"], worlds=True)
 def tickets_escalate(ctx: FamilyContext) -> Task:
     """A customer reports an urgent problem in a new ticket; the agent makes it urgent, moves
@@ -182,7 +189,7 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
         title=scene.task_title,
         turns=[
             {
-                "user": request(ctx, ctx.choice(scene.asks)),
+                "user": request(ctx, _forwarded(ctx, ctx.choice(scene.asks))),
                 "checks": [
                     {
                         "id": "urgent",
