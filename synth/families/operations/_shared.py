@@ -8,7 +8,6 @@ import unicodedata
 from datetime import timedelta
 from typing import Any
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time
 
 from ...family import FamilyContext
@@ -29,10 +28,6 @@ def _op(service: str, operation: str, **params: Any) -> dict[str, Any]:
 def _at(ctx: FamilyContext, **delta: float) -> str:
     """The demo clock start moved by `delta` (negative values lie in the past), as stored text."""
     return format_time(ctx.start + timedelta(**delta))
-
-
-def _first(person: DemoPerson) -> str:
-    return person.name.split()[0]
 
 
 def _field(check_id: str, table: str, where: dict[str, Any], column: str, value: Any, text: str) -> dict:
