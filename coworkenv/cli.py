@@ -467,6 +467,13 @@ def verify(task_path: Path, db: Path, as_json: bool) -> None:
     show_default=True,
     help="Per-step mistake probability, 0 to 1 (noisy).",
 )
+@click.option(
+    "--noise-drift",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="How much the mistake probability grows with each later turn (noisy: losing the thread).",
+)
 @click.option("--trials", type=click.IntRange(1), default=1, show_default=True, help="Episodes per task.")
 @click.option(
     "--concurrency", type=click.IntRange(1), default=4, show_default=True, help="Episodes run at once."
@@ -511,6 +518,7 @@ def rollout(
     max_tokens: int | None,
     max_steps: int,
     noise: float,
+    noise_drift: float,
     trials: int,
     concurrency: int,
     fault_rate: float,
@@ -547,7 +555,7 @@ def rollout(
     endpoints += [user_base_url or base_url] if user_model else []
     with _endpoint_errors():
         anyio.run(_check_endpoints, endpoints, api_key_env)
-        make_policy = _policy_factory(agent, settings, noise=noise, seed=seed, name=name)
+        make_policy = _policy_factory(agent, settings, noise=noise, drift=noise_drift, seed=seed, name=name)
         policy = make_policy()
         simulator = None
         if user_model:
@@ -598,7 +606,7 @@ def _load_tasks(paths: tuple[Path, ...]) -> list[Any]:
 
 
 def _policy_factory(
-    agent: str, settings: dict[str, Any], *, noise: float, seed: int, name: str | None
+    agent: str, settings: dict[str, Any], *, noise: float, drift: float = 0.0, seed: int, name: str | None
 ) -> Callable[[], Any]:
     """A function that builds a fresh policy for each episode."""
     from coworkenv.rollout import NoisyPolicy, NoopPolicy, OpenAIAgent, OraclePolicy
@@ -610,7 +618,7 @@ def _policy_factory(
         elif agent == "noop":
             policy = NoopPolicy()
         elif agent == "noisy":
-            policy = NoisyPolicy(p=noise, seed=seed)
+            policy = NoisyPolicy(p=noise, seed=seed, drift=drift)
         else:
             policy = OpenAIAgent(
                 str(settings["model"]), **{k: v for k, v in settings.items() if k != "model"}

@@ -2,8 +2,9 @@
 
 1. synthesize tasks procedurally for every capability and keep those that pass execution
    validation (`synth`);
-2. roll out a teacher (the oracle) and a student (the noisy agent, with a few injected
-   tool errors) on the kept tasks, 4 trials each (`rollout`);
+2. roll out a teacher (the oracle) and a student (the noisy agent, which loses the thread
+   as a day goes on, with a few injected tool errors) on the kept tasks, 4 trials each
+   (`rollout`); the synthesized set mixes single requests, multi-turn tasks and workdays;
 3. score them: terminal tables, report.json and a self-contained report.html (`report`);
 4. export the teacher's successful runs as SFT rows and the student's runs as RL rows with
    GRPO advantages (`export sft`, `export rl`).
@@ -34,6 +35,10 @@ from coworkenv.synth.generators import ProceduralGenerator
 from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize
 
 TRIALS = 4
+#: The student: a noisy agent that misses or garbles a step with probability STUDENT_P in the
+#: first turn and STUDENT_DRIFT more with each later turn of a task.
+STUDENT_P = 0.25
+STUDENT_DRIFT = 0.06
 #: What the folder was made with; a rerun with the same settings resumes it.
 SETTINGS_FILE = "demo.json"
 
@@ -73,16 +78,28 @@ async def run_demo(
     teacher = await run_batch(tasks, OraclePolicy, trials=TRIALS, out_dir=teacher_dir)
     faults = FaultPlan(rate=0.05, seed=seed)
     student = await run_batch(
-        tasks, lambda: NoisyPolicy(p=0.3, seed=seed), trials=TRIALS, out_dir=student_dir, faults=faults
+        tasks,
+        lambda: NoisyPolicy(p=STUDENT_P, seed=seed, drift=STUDENT_DRIFT),
+        trials=TRIALS,
+        out_dir=student_dir,
+        faults=faults,
     )
     console.print(
         f"teacher (oracle): {teacher.done} episodes, success {teacher.pass_rate:.2f}; "
-        f"student (noisy, 5% injected tool errors): {student.done} episodes, success {student.pass_rate:.2f}"
+        f"student (noisy, losing the thread as a day goes on, 5% injected tool errors): "
+        f"{student.done} episodes, success {student.pass_rate:.2f}"
     )
 
     console.rule("3. report")
     records = read_records(teacher_dir) + read_records(student_dir)
-    print_report(build_report(records, ks=[1, 2, 4]), console, tasks=False)
+    report = build_report(records, ks=[1, 2, 4])
+    print_report(report, console, tasks=False)
+    by_turn = report.policies["noisy"].by_turn_index if "noisy" in report.policies else []
+    console.print(
+        "the student's success by turn index: "
+        + ", ".join(f"turn {row.key} {row.success_rate:.2f}" for row in by_turn)
+        + " (multi-turn work is where it loses the thread)"
+    )
     report_paths = write_report(records, out)
 
     console.rule("4. exports")
@@ -100,6 +117,7 @@ async def run_demo(
     )
     return {
         "kept": len(tasks),
+        "student_by_turn": [row.success_rate for row in by_turn],
         "teacher": teacher,
         "student": student,
         "funnel": funnel_paths,

@@ -143,17 +143,25 @@ class OraclePolicy:
 class NoisyPolicy(OraclePolicy):
     """The reference solution with mistakes: with probability `p` per step, the step is
     dropped (half the time) or one of its arguments is altered (the other half); on an
-    ambiguous turn, with probability `p / 2` it guesses instead of asking. Seeded by
-    (seed, task, trial, turn), so score distributions are reproducible without any model.
-    Its failed steps are recorded, not raised: a noisy agent just does worse."""
+    ambiguous turn, with probability `p / 2` it guesses instead of asking. With `drift`, it
+    loses the thread as a long task goes on, like a model whose context fills up: in turn t
+    the probability is `p + drift * t` (at most 0.9). Seeded by (seed, task, trial, turn), so
+    score distributions are reproducible without any model. Its failed steps are recorded,
+    not raised: a noisy agent just does worse."""
 
     actor = "agent"
 
-    def __init__(self, p: float = 0.3, seed: int = 0) -> None:
+    def __init__(self, p: float = 0.3, seed: int = 0, *, drift: float = 0.0) -> None:
         super().__init__()
+        if not 0 <= p <= 1 or drift < 0:
+            raise ValueError(f"p must be within 0..1 and drift at least 0; got p={p}, drift={drift}")
         self.p = p
+        self.drift = drift
         self.seed = seed
         self.name = "noisy"
+
+    def _p(self, progress: _Progress) -> float:
+        return min(0.9, self.p + self.drift * max(0, progress.turn)) if self.drift else self.p
 
     def _rng(self, session: AgentSession, task: Task, progress: _Progress) -> random.Random:
         if progress.rng is None:
@@ -161,16 +169,17 @@ class NoisyPolicy(OraclePolicy):
         return progress.rng
 
     async def asks(self, session: AgentSession, task: Task, turn_index: int, progress: _Progress) -> bool:
-        return self._rng(session, task, progress).random() >= self.p / 2
+        return self._rng(session, task, progress).random() >= self._p(progress) / 2
 
     async def play_step(
         self, session: AgentSession, task: Task, step: SolutionStep, where: str, progress: _Progress
     ) -> None:
         rng = self._rng(session, task, progress)
+        p = self._p(progress)
         roll = rng.random()
-        if roll < self.p / 2:
+        if roll < p / 2:
             return
-        if roll < self.p and step.arguments:
+        if roll < p and step.arguments:
             name = rng.choice(sorted(step.arguments))
             altered = _alter(step.arguments[name], rng)
             step = step.model_copy(update={"arguments": {**step.arguments, name: altered}})

@@ -41,3 +41,25 @@ def test_records_carry_the_changes_and_events_of_each_turn() -> None:
     assert record.turn_changes == turn_changes(task)
     assert record.turn_events == [[e.model_dump(mode="json") for e in t.events] for t in task.turns]
     assert record.turn_changes == [["none"], ["silent"]]
+
+
+def test_a_drifting_student_loses_the_thread_in_later_turns() -> None:
+    import anyio
+    import pytest
+
+    from coworkenv.rollout import SeedCache, run_episode
+    from coworkenv.rollout.policies import NoisyPolicy
+    from tests.rollout.test_runner import ticket_task
+
+    task, cache = ticket_task(), SeedCache()
+
+    def turns(policy: NoisyPolicy, trial: int) -> list[bool]:
+        record = anyio.run(lambda: run_episode(task, policy, trial=trial, cache=cache))
+        assert record.verdict is not None
+        return [t.success for t in record.verdict.turns]
+
+    # no mistake in the first turn (p=0), nine in ten steps missed or garbled in the second
+    assert [turns(NoisyPolicy(p=0.0, seed=3, drift=0.9), trial) for trial in range(4)] == [[True, False]] * 4
+    assert [turns(NoisyPolicy(p=0.0, seed=3), trial) for trial in range(4)] == [[True, True]] * 4
+    with pytest.raises(ValueError, match="drift at least 0"):
+        NoisyPolicy(drift=-0.1)

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time
+from coworkenv.world import Person
 
 from ...family import FamilyContext
 
@@ -43,12 +44,12 @@ def _retry(build: Callable[[FamilyContext], Json | None], ctx: FamilyContext, wh
     raise RuntimeError(f"{ctx.family} seed {ctx.seed}: found no {what} in {ATTEMPTS} attempts")
 
 
-def _core_name(person: DemoPerson) -> str:
+def _core_name(person: DemoPerson | Person) -> str:
     """The name without titles like Dr. or MD, as people write it."""
     return " ".join(t for t in person.name.split() if t not in PREFIXES | SUFFIXES)
 
 
-def _first(person: DemoPerson) -> str:
+def _first(person: DemoPerson | Person) -> str:
     return _core_name(person).split()[0]
 
 
