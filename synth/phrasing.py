@@ -229,7 +229,9 @@ _WRITERS = {
     "question": _question,
 }
 
-_PLACEHOLDER = re.compile(r"\{[a-z_]*\}|<[^<>@\n]{2,60}>|\b(?:TODO|TBD|XXX|None|null)\b|\[[A-Z _]{3,}\]")
+_PLACEHOLDER = re.compile(
+    r"\{[a-z_]*\}|<[^<>@\n]{2,60}>|\b(?:TODO|TBD|XXX|null)\b|\bNone\b(?! of\b)|\[[A-Z _]{3,}\]"
+)
 _DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.I)
 _BAD_SPACING = re.compile(r" [.,;:!?](?!\w)|\.\.(?!\.)|[^\S\n]{2,}|[^\S\n]+$", re.M)
 _EMPTY_GREETING = re.compile(r"\bDear\s*,|\b(?:Hi|Hello|Dear)(?:\s+,|\s+(?:Dr|Mr|Mrs|Ms|Prof)\.?,)")
