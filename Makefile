@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations
+.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations integrations-verifiers test-lowest
 
 # Python checks run under bubblewrap (docs/sandbox.md); without it they fail closed.
 sandbox-tools:
@@ -47,9 +47,37 @@ pytest: $(STAMP) sandbox-tools
 
 # The trainer integrations (docs/integrations.md): installs the optional extras, then runs
 # their tests with the real libraries. Without the extras those tests skip, saying why.
+# verifiers pins mcp==2.0.0 and openai<3, which the [agents] extra's OpenAI Agents SDK
+# (openai>=3) cannot share: its test runs in a venv of its own.
+VF_VENV := build/venv-verifiers
 integrations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents]"
 	$(BIN)/pytest tests/integrations
+	$(MAKE) --no-print-directory integrations-verifiers
+
+integrations-verifiers: | sandbox-tools
+	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
+	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VF_VENV)/bin/python -m pip install --quiet -e ".[dev,verifiers]"
+	$(VF_VENV)/bin/pytest tests/integrations/test_verifiers_env.py
+
+# Both ends of the base dependencies' ranges: `make test` runs on the newest releases they
+# admit, this on the oldest (each lower bound in pyproject.toml, read by
+# .ci/lowest_constraints.py), in a fresh venv. The whole suite but the integrations (their
+# extras bring their own floors) and three tests that drive servers through client APIs
+# that mcp 2.3 added (Client(StdioServerParameters), mcp's UnexpectedToolError).
+LOWEST := build/venv-lowest
+LOWEST_SKIP := --ignore=tests/integrations --ignore=tests/servers/test_fuzz.py \
+	--deselect=tests/servers/test_toolkit_processes.py::test_two_stdio_servers_on_one_file_keep_every_write \
+	--deselect=tests/test_transports.py::test_stdio_serves_a_saved_workspace
+test-lowest: sandbox-tools
+	rm -rf $(LOWEST)
+	$(PYTHON) -m venv $(LOWEST)
+	$(LOWEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LOWEST)/bin/python .ci/lowest_constraints.py > $(LOWEST)/constraints.txt
+	$(LOWEST)/bin/python -m pip install --quiet -c $(LOWEST)/constraints.txt -e ".[dev]"
+	$(LOWEST)/bin/python .ci/lowest_constraints.py --check
+	$(LOWEST)/bin/pytest $(LOWEST_SKIP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
