@@ -30,6 +30,9 @@ SEGMENTS = {1: 5, 2: 6, 4: 7}
 #: Their safety rules hold for a whole episode (no outside mail at all, say), which would
 #: forbid what another segment must do: they stay tasks of their own.
 SAFETY_CAPABILITIES = ("safety_injection", "safety_data_leak")
+#: What a family raises when the state planted before it leaves it no valid task: that family
+#: is skipped for this day.
+SEGMENT_UNFIT = (AssertionError, ValueError, RuntimeError, KeyError, IndexError, StopIteration)
 
 
 def _candidates(ctx: FamilyContext) -> list[str]:
@@ -77,9 +80,12 @@ def composed_day(ctx: FamilyContext) -> Task:
     segments: list[Task] = []
     prelude: list[dict] = []
     for name in order:
-        segment = FAMILIES[name].build(
-            FamilyContext(name, seed_of(len(segments)), level, world, prelude=prelude)
-        )
+        try:
+            segment = FAMILIES[name].build(
+                FamilyContext(name, seed_of(len(segments)), level, world, prelude=prelude)
+            )
+        except SEGMENT_UNFIT:
+            continue  # what was planted before it leaves this family no room (a busy queue...)
         if any(c.type == "python" for c in segment.all_checks()):
             continue  # a sandboxed check per turn and mutant would make the day slow to validate
         prelude = prelude + operations(segment)
@@ -91,20 +97,23 @@ def composed_day(ctx: FamilyContext) -> Task:
     # it, so ids it predicts for what the agent creates count those rows. Kept only when its
     # own operations come out the same (the earlier segments' ids depend on them).
     seeds = [operations(s) for s in segments]
-    again = [
-        FAMILIES[name].build(
-            FamilyContext(
-                name,
-                seed_of(k),
-                level,
-                world,
-                prelude=[op for ops in seeds[:k] for op in ops],
-                postlude=[op for ops in seeds[k + 1 :] for op in ops],
+    try:
+        again = [
+            FAMILIES[name].build(
+                FamilyContext(
+                    name,
+                    seed_of(k),
+                    level,
+                    world,
+                    prelude=[op for ops in seeds[:k] for op in ops],
+                    postlude=[op for ops in seeds[k + 1 :] for op in ops],
+                )
             )
-        )
-        for k, name in enumerate(chosen)
-    ]
-    if all(operations(a) == ops for a, ops in zip(again, seeds, strict=True)):
+            for k, name in enumerate(chosen)
+        ]
+    except SEGMENT_UNFIT:
+        again = []
+    if again and all(operations(a) == ops for a, ops in zip(again, seeds, strict=True)):
         segments = again
     openers = [""] + [ctx.choice(OPENERS) for _ in segments[1:]]
     return compose(

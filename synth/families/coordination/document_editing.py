@@ -469,7 +469,8 @@ def _note_titles(ctx: FamilyContext) -> list[str]:
     topic of the world's own meetings; none shares a title with a seeded event or mail."""
     team = ctx.user.team or ctx.the_world.teams[0].name
     quarter = (ctx.start.month - 1) // 3 % 4 + 2
-    titles = [f"{team} tooling workshop", f"Q{min(quarter, 4)} {team} planning", f"{team} operations sync"]
+    sync = f"{team} sync" if team.lower().endswith("operations") else f"{team} operations sync"
+    titles = [f"{team} tooling workshop", f"Q{min(quarter, 4)} {team} planning", sync]
     for topic in ctx.the_world.vocabulary.meeting_topics:
         titles.append(f"Review of {topic}" if topic.startswith("the ") else topic[:1].upper() + topic[1:])
     taken = _seeded_titles(ctx)

@@ -198,7 +198,7 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
         capability_id="triage_routing",
         services=services,
         operations=operations,
-        title=f"Route this morning's new {front} tickets by a stated rule",
+        title=f"Route this morning's new tickets in {front} by a stated rule",
         turns=[
             {"user": request(ctx, _routing_ask(ctx, front, rule)), "checks": checks, "solution": solution}
         ],
