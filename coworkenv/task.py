@@ -17,8 +17,6 @@ from typing import Any, Literal
 
 from pydantic import (
     AwareDatetime,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -27,6 +25,7 @@ from pydantic import (
 )
 
 from .checks import Check, Guards, SafetyRule, union_tags
+from .frozen import FrozenModel
 
 SERVICES = ("mail", "tickets", "calendar", "files", "directory")
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
@@ -37,8 +36,8 @@ Service = Literal["mail", "tickets", "calendar", "files", "directory"]
 MAX_ADVANCE_MINUTES = 10 * 366 * 24 * 60
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Model(FrozenModel):
+    pass
 
 
 class WorldCall(_Model):

@@ -21,17 +21,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from faker import Faker
 from pydantic import (
     AwareDatetime,
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
 
+from .frozen import FrozenModel
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+
+class _Model(FrozenModel):
+    pass
 
 
 def _zone(name: str) -> str:
