@@ -32,7 +32,7 @@ from coworkenv.worlds import DEMO, profile_names, world
 from .capabilities import capability
 
 #: First-round requests (system + user + structured-output schema) stay under this many tokens.
-TOKEN_BUDGET = 10_000
+TOKEN_BUDGET = 11_000
 #: What precedes each example task in the system prompt.
 EXAMPLE_HEADING = "## An example task that passed validation\n"
 #: People listed by name in the prompt (the user's team first); the rest are counted.
