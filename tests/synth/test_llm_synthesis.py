@@ -333,7 +333,10 @@ async def test_a_near_duplicate_of_a_kept_task_is_dropped_before_validation(tmp_
     other = good_draft()
     other["id"] = "copy"
     with ScriptedLLM([reply(good_draft()), reply(other)]) as llm:
-        state = await synthesize(generator(llm), count=2, out_dir=tmp_path, capabilities=[CAP], max_rounds=1)
+        # one slot at a time: which slot gets which scripted reply is then fixed
+        state = await synthesize(
+            generator(llm), count=2, out_dir=tmp_path, capabilities=[CAP], max_rounds=1, concurrency=1
+        )
     assert (state.kept, state.rejected) == (1, 1)
     last = read_drafts(tmp_path)[-1]
     assert (last.failed_stage, last.passed) == ("unique", ["generated", "schema_valid", "consistent"])
