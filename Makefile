@@ -64,12 +64,9 @@ integrations-verifiers: | sandbox-tools
 # Both ends of the base dependencies' ranges: `make test` runs on the newest releases they
 # admit, this on the oldest (each lower bound in pyproject.toml, read by
 # .ci/lowest_constraints.py), in a fresh venv. The whole suite but the integrations (their
-# extras bring their own floors) and three tests that drive servers through client APIs
-# that mcp 2.3 added (Client(StdioServerParameters), mcp's UnexpectedToolError).
+# extras bring their own floors).
 LOWEST := build/venv-lowest
-LOWEST_SKIP := --ignore=tests/integrations --ignore=tests/servers/test_fuzz.py \
-	--deselect=tests/servers/test_toolkit_processes.py::test_two_stdio_servers_on_one_file_keep_every_write \
-	--deselect=tests/test_transports.py::test_stdio_serves_a_saved_workspace
+LOWEST_SKIP := --ignore=tests/integrations
 test-lowest: sandbox-tools
 	rm -rf $(LOWEST)
 	$(PYTHON) -m venv $(LOWEST)

@@ -11,6 +11,7 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from coworkenv.servers import apply_world_operation, create_workspace
 from tests.conftest import START
@@ -77,7 +78,7 @@ async def test_stdio_serves_a_saved_workspace(saved_workspace: Path) -> None:
         args=["-m", "coworkenv", "serve", "--service", "directory", "--db", str(saved_workspace)],
     )
     with anyio.fail_after(30):
-        async with Client(params) as client:
+        async with Client(stdio_client(params)) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
             result = await client.call_tool("search_people", {"query": "ann"})
             missing = await client.call_tool("get_person", {"email": "bob@acme.example"})

@@ -12,10 +12,11 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ToolError
 
 from coworkenv.servers import build_workspace_server
 from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.toolkit import UnexpectedToolError
 
 SNAPSHOT = build_demo_workspace(seed=0).snapshot()
 SERVER_TOOLS = build_workspace_server(SNAPSHOT.fork())._tool_manager.list_tools()

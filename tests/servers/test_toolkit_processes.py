@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
@@ -191,7 +192,11 @@ async def test_two_stdio_servers_on_one_file_keep_every_write(tmp_path: Path) ->
                 saved.append(subject)
 
     with anyio.fail_after(60):
-        async with Client(params) as one, Client(params) as two, anyio.create_task_group() as tg:
+        async with (
+            Client(stdio_client(params)) as one,
+            Client(stdio_client(params)) as two,
+            anyio.create_task_group() as tg,
+        ):
             tg.start_soon(client_writes, one, "one")
             tg.start_soon(client_writes, two, "two")
     assert set(errors) <= {f"Error executing tool save_draft: {BUSY_MESSAGE}"}
