@@ -1,19 +1,29 @@
 """coworkenv: executable, verifiable workspace environments for AI coworker agents.
 
 The public entry point is `Episode` (see `coworkenv.rollout.episode`), loaded on first use so that
-importing a subpackage (`coworkenv.state`, ...) does not load the whole runner."""
+importing a subpackage (`coworkenv.state`, ...) does not load the whole runner. `CoworkTaskset`
+and `CoworkEnv` are the verifiers taskset and environment (`coworkenv.integrations.
+verifiers_env`, with the `[verifiers]` extra); they are listed here so that verifiers finds
+them by the id `coworkenv` (`vf-eval coworkenv`, prime-rl). `from coworkenv import *` hence
+needs verifiers installed; import the names you use instead."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from coworkenv.integrations.verifiers_env import CoworkEnv, CoworkTaskset
     from coworkenv.rollout.episode import Episode, Start
 
-__all__ = ["Episode", "Start"]
+__all__ = ["CoworkEnv", "CoworkTaskset", "Episode", "Start"]
+_VERIFIERS = ("CoworkEnv", "CoworkTaskset")
 
 
 def __getattr__(name: str) -> Any:
+    if name in _VERIFIERS:
+        from coworkenv.integrations import verifiers_env
+
+        return getattr(verifiers_env, name)
     if name in __all__:
         from coworkenv.rollout import episode
 

@@ -225,3 +225,20 @@ def test_verifiers_finds_the_taskset_and_environment_by_id(task_file: Path) -> N
 def test_no_task_files_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"no task files in \["):
         load_environment(tmp_path)
+
+
+def test_a_fresh_process_loads_the_environment_by_the_id_coworkenv(task_file: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    script = (
+        "import verifiers.v1 as vf\n"
+        f"config = vf.resolve_env_config({{'taskset': {{'id': 'coworkenv', 'tasks': [{str(task_file)!r}]}}}})\n"
+        "env = vf.load_environment(config)\n"
+        "print(type(env).__name__, [t.data.id for t in env.taskset])\n"
+    )
+    # run outside the checkout, as a trainer would: its verifiers/ folder is coworkenv's own
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "CoworkEnv ['t-escalate']"
