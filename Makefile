@@ -42,8 +42,9 @@ typecheck: $(STAMP)
 	ln -s ../../coworkenv/worlds .typecheck/coworkenv/worlds
 	MYPYPATH=.typecheck $(BIN)/mypy -p coworkenv
 
+# One worker per core (pytest-xdist): the suite is thousands of small CPU-bound tests.
 pytest: $(STAMP) sandbox-tools
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 # The trainer integrations (docs/integrations.md): installs the optional extras, then runs
 # their tests with the real libraries. Without the extras those tests skip, saying why.
@@ -74,7 +75,7 @@ test-lowest: sandbox-tools
 	$(LOWEST)/bin/python .ci/lowest_constraints.py > $(LOWEST)/constraints.txt
 	$(LOWEST)/bin/python -m pip install --quiet -c $(LOWEST)/constraints.txt -e ".[dev]"
 	$(LOWEST)/bin/python .ci/lowest_constraints.py --check
-	$(LOWEST)/bin/pytest $(LOWEST_SKIP)
+	$(LOWEST)/bin/pytest -n auto $(LOWEST_SKIP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

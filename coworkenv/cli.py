@@ -5,6 +5,7 @@ Library exceptions become user messages here, in one place (`main`).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -803,6 +804,52 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
     click.echo(json.dumps(summary, indent=2, default=str))
 
 
+#: Fields a model is asked to design worlds for with `synth --propose-worlds` (none of them is
+#: a built-in profile), in turn.
+PROPOSED_INDUSTRIES = (
+    "veterinary clinic group",
+    "film production company",
+    "port authority",
+    "wine importer",
+    "fitness club chain",
+    "translation agency",
+    "satellite operator",
+    "regional theatre",
+    "seed bank and agricultural research station",
+    "event venue operator",
+)
+
+
+def _proposed_worlds(
+    out_dir: Path, count: int, model: str, base_url: str | None, api_key_env: str, seed: int
+) -> list[Path]:
+    """`count` worlds in OUT/worlds/proposed-N.json, proposed by `model` where missing."""
+    from coworkenv.rollout.openai_client import EndpointFailed, EndpointUnavailable, make_client
+    from coworkenv.world import load_world, save_world
+    from coworkenv.worlds.propose import WorldProposalFailed, propose_world
+
+    folder = out_dir / "worlds"
+    paths = [folder / f"proposed-{i}.json" for i in range(count)]
+    missing = [i for i, p in enumerate(paths) if not p.exists()]
+    if not missing:
+        return paths
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [load_world(p).name for p in paths if p.exists()]
+    try:
+        client = make_client(base_url, api_key_env=api_key_env)
+        for i in missing:
+            industry = PROPOSED_INDUSTRIES[i % len(PROPOSED_INDUSTRIES)]
+            proposal = anyio.run(
+                functools.partial(propose_world, client, model, industry=industry, seed=seed + i, avoid=names)
+            )
+            save_world(proposal.world, paths[i])
+            names.append(proposal.world.name)
+            click.echo(f"proposed world {paths[i]}: {proposal.world.name} ({industry})", err=True)
+    except (EndpointUnavailable, EndpointFailed, WorldProposalFailed) as exc:
+        raise click.ClickException(str(exc)) from exc
+    return paths
+
+
 @cli.command()
 @click.option("--count", type=click.IntRange(1), default=20, show_default=True, help="Task slots to fill.")
 @click.option(
@@ -856,6 +903,15 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A world JSON file (from `coworkenv world propose` or edited) the slots use first; repeatable.",
 )
+@click.option(
+    "--propose-worlds",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Worlds a model proposes before synthesis (--world-model), checked, rendered, kept in "
+    "OUT/worlds/ and used first like --world-file; a rerun reuses them.",
+)
+@click.option("--world-model", help="Model that proposes worlds (default: --model).")
 @click.option(
     "--paraphrase-model",
     help="Model that rewords each validated task's user messages; a rewording that drops a fact "
@@ -915,6 +971,8 @@ def synth(
     worlds: int | None,
     mix: str | None,
     world_files: tuple[Path, ...],
+    propose_worlds: int,
+    world_model: str | None,
     paraphrase_model: str | None,
     paraphrase_base_url: str | None,
     backend: str,
@@ -964,6 +1022,18 @@ def synth(
             chosen = LLMGenerator(model, base_url=base_url, api_key_env=api_key_env)
     else:
         chosen = ProceduralGenerator()
+    files = [str(f) for f in world_files]
+    if propose_worlds:
+        if generator == "llm":
+            raise click.UsageError(
+                "--propose-worlds places the procedural families; --generator llm draws its own scenes"
+            )
+        designer = world_model or model
+        if not designer:
+            raise click.UsageError("--propose-worlds needs --world-model (or --model)")
+        files += [
+            str(p) for p in _proposed_worlds(out_dir, propose_worlds, designer, base_url, api_key_env, seed)
+        ]
     judge = probe = paraphraser = None
     with _endpoint_errors():
         if paraphrase_model:
@@ -1010,7 +1080,7 @@ def synth(
                     worlds=worlds or DEFAULT_WORLDS,
                     judge=judge,
                     probe=probe,
-                    world_files=[str(f) for f in world_files],
+                    world_files=files,
                     paraphraser=paraphraser,
                     backend=backend,  # type: ignore[arg-type]
                     address=address,

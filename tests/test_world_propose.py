@@ -155,3 +155,36 @@ def test_a_task_in_an_edited_world_carries_it() -> None:
     assert task.seed.procedural.params["world"]["name"] == "The Edited Museum"
     assert task.id == f"tickets_escalate-museum-{edited.content_hash[:8]}-3"
     assert seed_workspace(task).rows("directory_people")  # seeded from the inline world
+
+
+def test_synth_proposes_worlds_first_keeps_them_and_reuses_them(tmp_path: Path) -> None:
+    from coworkenv.synth.pipeline import kept_tasks, read_drafts
+
+    out = tmp_path / "out"
+    args = ["synth", "--count", "2", "--capabilities", "triage_routing", "--mix", "single=1", "--worlds", "1"]
+    with ScriptedLLM([answer(broken()), answer(clinic())], model="designer") as llm:
+        result = CliRunner().invoke(
+            cli,
+            [*args, "--propose-worlds", "1", "--world-model", "designer", "--base-url", llm.base_url,
+             "--concurrency", "1", "--out", str(out)],
+            env={"OPENAI_API_KEY": "k"},
+        )  # fmt: skip
+        asked = len(llm.requests)
+    assert result.exit_code == 0, result.output
+    assert asked == 2  # the broken answer and its correction
+    proposed = out / "worlds" / "proposed-0.json"
+    assert load_world(proposed).name == "Pawsitive Vet Clinics"
+    assert [r.request.world for r in read_drafts(out) if r.request] == [str(proposed.resolve()), "northwind"]
+    in_world = next(t for t in kept_tasks(out) if t.seed.procedural.name == "world")
+    assert in_world.seed.procedural.params["world"]["name"] == "Pawsitive Vet Clinics"
+    with ScriptedLLM([], model="designer") as llm:
+        again = CliRunner().invoke(
+            cli,
+            [*args[:2], "3", *args[3:], "--propose-worlds", "1", "--world-model", "designer",
+             "--base-url", llm.base_url, "--concurrency", "1", "--out", str(out)],
+            env={"OPENAI_API_KEY": "k"},
+        )  # fmt: skip
+        assert again.exit_code == 0, again.output
+        assert llm.requests == []  # the kept world is reused
+    no_model = CliRunner().invoke(cli, ["synth", "--propose-worlds", "1", "--out", str(tmp_path / "x")])
+    assert no_model.exit_code == 2 and "--propose-worlds needs --world-model (or --model)" in no_model.output

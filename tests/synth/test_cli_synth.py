@@ -53,12 +53,14 @@ def test_synth_with_a_judge_and_a_probe_through_the_cli(tmp_path: Path) -> None:
                 str(tmp_path),
             ],
             catch_exceptions=False,
+            env={"COLUMNS": "220"},  # the funnel's stage descriptions on one line each
         )
         assert (len(writer.requests), len(judge.requests), len(probe.requests)) == (1, 1, 3)
         assert writer.requests[0]["max_tokens"] == 12_000
     assert result.exit_code == 0, result.output
-    assert "an LLM judge finds every checked outcome asked for" in result.output
-    assert "a test agent solved it at least --min-probe-pass times" in result.output
+    said = " ".join(result.output.split())  # wherever the console wrapped its lines
+    assert "an LLM judge finds every checked outcome asked for" in said
+    assert "a test agent solved it at least --min-probe-pass times" in said
     (record,) = read_drafts(tmp_path)
     assert record.request is not None
     assert (record.request.kind, record.request.family, record.request.world) == ("single", None, None)
