@@ -191,4 +191,7 @@ def _people(task: Task, cache: SeedCache) -> list[tuple[str, str]]:
     if "directory" not in task.services:
         return []
     ws = cache.fork(task)
-    return [(r["name"], r["email"]) for r in ws.rows("directory_people")]
+    try:
+        return [(r["name"], r["email"]) for r in ws.rows("directory_people")]
+    finally:
+        ws.close()
