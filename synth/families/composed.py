@@ -1,8 +1,8 @@
 """A composed day (`composed_day`): five to seven requests of different capabilities, one after
 another, in one world and on one evolving state (see `synth.compose`).
 
-Each segment is a single-turn family built with the seeds of the segments before it as its
-prelude; the day's turns are the segments' turns in order, each opened the way a person
+Each segment is a single-turn family built knowing the seeds planted before and after its own
+(its prelude and postlude); the day's turns are the segments' turns in order, each opened the way a person
 hands over the next thing ("Next:", "One more thing:"). Later segments work on the state the
 earlier ones left (the agent's own changes included), and every earlier turn's outcome is
 re-asserted at the end of the day, so undoing earlier work fails.
@@ -36,8 +36,8 @@ SEGMENT_UNFIT = (AssertionError, ValueError, RuntimeError, KeyError, IndexError,
 
 
 def _candidates(ctx: FamilyContext) -> list[str]:
-    """Single-turn families that can run in the context's world, one per capability first."""
-    names = [
+    """Single-turn families that can run in the context's world, safety families aside."""
+    return [
         name
         for name, fam in sorted(FAMILIES.items())
         if not fam.multi_turn
@@ -45,7 +45,6 @@ def _candidates(ctx: FamilyContext) -> list[str]:
         and fam.capability not in SAFETY_CAPABILITIES
         and name != "composed_day"
     ]
-    return names
 
 
 @family(
