@@ -804,50 +804,28 @@ def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_d
     click.echo(json.dumps(summary, indent=2, default=str))
 
 
-#: Fields a model is asked to design worlds for with `synth --propose-worlds` (none of them is
-#: a built-in profile), in turn.
-PROPOSED_INDUSTRIES = (
-    "veterinary clinic group",
-    "film production company",
-    "port authority",
-    "wine importer",
-    "fitness club chain",
-    "translation agency",
-    "satellite operator",
-    "regional theatre",
-    "seed bank and agricultural research station",
-    "event venue operator",
-)
-
-
 def _proposed_worlds(
     out_dir: Path, count: int, model: str, base_url: str | None, api_key_env: str, seed: int
 ) -> list[Path]:
-    """`count` worlds in OUT/worlds/proposed-N.json, proposed by `model` where missing."""
+    """`count` worlds in OUT/worlds/, proposed by `model` where missing (see `propose_worlds`)."""
     from coworkenv.rollout.openai_client import EndpointFailed, EndpointUnavailable, make_client
-    from coworkenv.world import load_world, save_world
-    from coworkenv.worlds.propose import WorldProposalFailed, propose_world
+    from coworkenv.worlds.propose import WorldProposalFailed, propose_worlds
 
-    folder = out_dir / "worlds"
-    paths = [folder / f"proposed-{i}.json" for i in range(count)]
-    missing = [i for i, p in enumerate(paths) if not p.exists()]
-    if not missing:
-        return paths
-    folder.mkdir(parents=True, exist_ok=True)
-    names = [load_world(p).name for p in paths if p.exists()]
     try:
         client = make_client(base_url, api_key_env=api_key_env)
-        for i in missing:
-            industry = PROPOSED_INDUSTRIES[i % len(PROPOSED_INDUSTRIES)]
-            proposal = anyio.run(
-                functools.partial(propose_world, client, model, industry=industry, seed=seed + i, avoid=names)
+        return anyio.run(
+            functools.partial(
+                propose_worlds,
+                out_dir / "worlds",
+                count,
+                client,
+                model,
+                seed=seed,
+                log=lambda t: click.echo(t, err=True),
             )
-            save_world(proposal.world, paths[i])
-            names.append(proposal.world.name)
-            click.echo(f"proposed world {paths[i]}: {proposal.world.name} ({industry})", err=True)
+        )
     except (EndpointUnavailable, EndpointFailed, WorldProposalFailed) as exc:
         raise click.ClickException(str(exc)) from exc
-    return paths
 
 
 @cli.command()

@@ -43,12 +43,18 @@ def token_counter() -> tuple[Callable[[str], int], str]:
     return (lambda text: len(encoding.encode(text, disallowed_special=()))), "tiktoken o200k_base"
 
 
+@lru_cache(maxsize=64)
+def _tools_tokens(services: tuple[str, ...], count: Callable[[str], int]) -> int:
+    """Tokens of the tools block of these services (the same for every episode over them)."""
+    return count(json.dumps(tools_for_services(services), separators=(",", ":")))
+
+
 def episode_tokens(record: EpisodeRecord, count: Callable[[str], int] | None = None) -> dict[str, int]:
     """Tokens of each part of one episode, and `total`: all of it, what the context holds when
     the episode ends."""
     count = count or token_counter()[0]
     parts = dict.fromkeys(PARTS, 0)
-    parts["tools"] = count(json.dumps(tools_for_services(record.services), separators=(",", ":")))
+    parts["tools"] = _tools_tokens(tuple(sorted(set(record.services))), count)
     for message in record.messages:
         role = message.get("role")
         part = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool_results"}.get(

@@ -220,3 +220,17 @@ def test_report_tables_fit_the_columns_of_the_terminal(tmp_path: Path) -> None:
     wide = invoke("report", tmp_path / "out", env={"COLUMNS": "180"})
     wide_tables = [line for line in wide.output.splitlines() if line[:1] in "┏┃│└┡"]
     assert wide_tables and max(len(line) for line in wide_tables) <= 180
+
+
+def test_a_noisy_agent_with_drift_loses_the_thread_in_the_later_turn(tmp_path: Path) -> None:
+    from coworkenv.rollout import read_records
+
+    task = write_task(tmp_path / "tasks")
+    args = ["rollout", task, "--agent", "noisy", "--noise", "0", "--seed", "3", "--trials", "2"]
+    assert invoke(*args, "--noise-drift", "0.9", "--out", tmp_path / "drift").exit_code == 0
+    assert invoke(*args, "--out", tmp_path / "steady").exit_code == 0
+    turns = {
+        name: sorted([t.success for t in r.verdict.turns] for r in read_records(tmp_path / name) if r.verdict)
+        for name in ("drift", "steady")
+    }
+    assert turns == {"drift": [[True, False]] * 2, "steady": [[True, True]] * 2}

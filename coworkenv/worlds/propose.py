@@ -7,23 +7,39 @@ colleague) and then rendered into every service's seed data, which catches what 
 rendering sees (an unknown document kind, a topic placeholder no writer fills). Every problem
 goes back to the model in the same conversation, up to `rounds` answers. The kept world's
 `profile` is "proposed" and its `seed` the one asked for, so rendering it again gives the same
-workspace, byte for byte: a proposed world is data like any other.
+workspace, byte for byte: a proposed world is data like any other. `propose_worlds` keeps a
+folder of them (what `coworkenv synth --propose-worlds` uses).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from coworkenv.world import World, WorldFileError, parse_world
+from coworkenv.world import World, WorldFileError, load_world, parse_world, save_world
 
 from .generate import MAX_SIZE, MIN_SIZE
 
 PROPOSED = "proposed"
 """The `profile` of every world a model proposed."""
+
+#: Fields `propose_worlds` asks for (none of them is a built-in profile), in turn.
+INDUSTRIES = (
+    "veterinary clinic group",
+    "film production company",
+    "port authority",
+    "wine importer",
+    "fitness club chain",
+    "translation agency",
+    "satellite operator",
+    "regional theatre",
+    "seed bank and agricultural research station",
+    "event venue operator",
+)
 
 
 class WorldProposalFailed(Exception):
@@ -170,6 +186,33 @@ async def propose_world(
     raise WorldProposalFailed(
         f"no valid {industry} world in {rounds} rounds; last problems: " + "; ".join(refused[-1]), refused[-1]
     )
+
+
+async def propose_worlds(
+    folder: Path,
+    count: int,
+    client: Any,
+    model: str,
+    *,
+    seed: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """`count` worlds in `folder` as `proposed-N.json`, of the fields of `INDUSTRIES` in turn:
+    those already there are kept (a rerun asks the model nothing), the missing ones are
+    proposed by `model` (`propose_world`, seed `seed + N`, other names than those before)."""
+    paths = [folder / f"proposed-{i}.json" for i in range(count)]
+    missing = [i for i, p in enumerate(paths) if not p.exists()]
+    if missing:
+        folder.mkdir(parents=True, exist_ok=True)
+    names = [load_world(p).name for p in paths if p.exists()]
+    for i in missing:
+        industry = INDUSTRIES[i % len(INDUSTRIES)]
+        proposal = await propose_world(client, model, industry=industry, seed=seed + i, avoid=names)
+        save_world(proposal.world, paths[i])
+        names.append(proposal.world.name)
+        if log is not None:
+            log(f"proposed world {paths[i]}: {proposal.world.name} ({industry})")
+    return paths
 
 
 def _json_text(text: str) -> str:

@@ -21,8 +21,9 @@ from coworkenv.rollout.validation import validate_task
 from coworkenv.state import parse_time
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
-from coworkenv.task import SolutionStep, Task, Turn
+from coworkenv.task import Task, Turn
 from coworkenv.worlds import world
+from tests.synth.agents import play
 
 GOALS = [
     "ticket-opened",
@@ -135,20 +136,6 @@ async def test_meets_the_validation_contract(seed: int, cache: SeedCache) -> Non
 
 def steps(task: Task, turn: int) -> list[dict[str, Any]]:
     return [s.model_dump() for s in task.turns[turn].solution]
-
-
-async def play(task: Task, cache: SeedCache, **solutions: list[dict[str, Any]]) -> EpisodeRecord:
-    """The task played with other solutions for some turns, judged by the task's own footprint."""
-    turns = list(task.turns)
-    for name, solution in solutions.items():
-        i = int(name.removeprefix("turn"))
-        turns[i] = turns[i].model_copy(
-            update={"solution": [SolutionStep.model_validate(s) for s in solution]}
-        )
-    variant = task.model_copy(update={"turns": turns})
-    return await run_episode(
-        variant, OraclePolicy(), cache=cache, footprint=await reference_footprint(task, cache)
-    )
 
 
 def verdict(record: EpisodeRecord) -> tuple[bool, float, float, set[str]]:

@@ -13,16 +13,15 @@ import pytest
 
 import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.state import parse_time
 from coworkenv.synth.families.coordination.scheduling_constraints import _topic_phrase
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
-from coworkenv.task import SolutionStep, Task
+from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import world
+from tests.synth.agents import failed, play, replaced
 
 FAMILY_NAMES = [
     "schedule_across_zones",
@@ -111,34 +110,6 @@ async def test_a_world_with_early_shifts_books_inside_both_readings_of_working_h
 
 
 # -- hand-written agents on worlds other than the demo company -----------------------------------
-
-
-def with_solution(task: Task, turn: int, steps: list[dict[str, Any]]) -> Task:
-    turns = list(task.turns)
-    turns[turn] = turns[turn].model_copy(update={"solution": [SolutionStep.model_validate(s) for s in steps]})
-    return task.model_copy(update={"turns": turns})
-
-
-def replaced(task: Task, turn: int, position: int, **arguments: Any) -> list[dict[str, Any]]:
-    """The turn's reference solution with new arguments for one step."""
-    steps = [s.model_dump() for s in task.turns[turn].solution]
-    steps[position]["arguments"] = {**steps[position]["arguments"], **arguments}
-    return steps
-
-
-async def play(task: Task, cache: SeedCache, **solutions: list[dict[str, Any]]) -> EpisodeRecord:
-    """The task played with other solutions (turn index -> steps), judged by its own footprint."""
-    variant = task
-    for turn, steps in solutions.items():
-        variant = with_solution(variant, int(turn.removeprefix("turn")), steps)
-    return await run_episode(
-        variant, OraclePolicy(), cache=cache, footprint=await reference_footprint(task, cache)
-    )
-
-
-def failed(record: EpisodeRecord) -> set[str]:
-    assert record.verdict is not None and record.status == "completed", record.error
-    return {c.id for c in record.verdict.checks if not c.passed}
 
 
 def verdict(record: EpisodeRecord) -> tuple[bool, float, set[str]]:
