@@ -1,5 +1,6 @@
 """OpenEnv: `coworkenv env-server` played with the real openenv-core clients over a socket."""
 
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,6 +12,8 @@ pytest.importorskip("openenv.core", reason="the OpenEnv integration needs the [o
 import uvicorn
 from openenv.core.generic_client import GenericEnvClient
 from openenv.core.mcp_client import MCPToolClient
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
 
 from coworkenv.integrations.openenv_server import build_app
 from coworkenv.rollout import read_records
@@ -127,10 +130,15 @@ async def test_sessions_are_bounded(url) -> None:  # type: ignore[no-untyped-def
     async with GenericEnvClient(base_url=url) as one, GenericEnvClient(base_url=url) as two:
         await one.reset()
         await two.reset()
-        third = GenericEnvClient(base_url=url)
-        with pytest.raises(RuntimeError, match="Server at capacity: 2/2 sessions active"):
-            async with third:
-                await third.reset()
+        # The server answers a third connection with one error message and closes it. A
+        # client that sends first races that close, so read the answer on a bare socket.
+        async with ws_connect(url.replace("http://", "ws://") + "/ws") as third:
+            refusal = json.loads(await third.recv())
+            with pytest.raises(ConnectionClosed):
+                await third.recv()
+        assert refusal["type"] == "error"
+        assert refusal["data"]["message"].startswith("Server at capacity: 2/2 sessions active")
+        assert (refusal["data"]["active_sessions"], refusal["data"]["max_sessions"]) == (2, 2)
 
 
 async def test_a_question_is_answered_within_the_turn(url) -> None:  # type: ignore[no-untyped-def]
