@@ -8,9 +8,11 @@ from mcp import Client
 from mcp.server import MCPServer
 from pydantic import Field
 
+from coworkenv.rollout.session import AgentSession, InProcessClient
 from coworkenv.servers import build_server
 from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.servers.directory.schema import PersonList, person_from_row
+from coworkenv.servers.directory.tools import MAX_OFFSET
 
 from .timing import median_us, median_us_async, report
 
@@ -18,16 +20,35 @@ ARGS = {"query": "a", "limit": 10}
 
 
 def bare_server(ws) -> MCPServer:
-    """The floor: the same query and output model in a plain MCPServer, no audit, no savepoint."""
+    """The floor: the directory's `search_people` (same parameters, same SQL, same output
+    model) in a plain MCPServer over the same workspace: no audit, no transaction, no clock."""
     server = MCPServer(name="bare", log_level="WARNING")
 
     @server.tool()
-    async def search_people(query: str = "", limit: Annotated[int, Field(ge=1, le=100)] = 20) -> PersonList:
+    async def search_people(
+        query: str = "",
+        team: str | None = None,
+        internal: bool | None = None,
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
+    ) -> PersonList:
         """Search people."""
-        where = "(name LIKE ? OR email LIKE ? OR title LIKE ? OR company LIKE ?)"
-        params = [f"%{query}%"] * 4
-        total = ws.conn.execute(f"SELECT COUNT(*) FROM directory_people WHERE {where}", params).fetchone()[0]
-        rows = ws.rows("directory_people", f"{where} ORDER BY name, email LIMIT ? OFFSET 0", [*params, limit])
+        where: list[str] = []
+        params: list[str | int] = []
+        for word in query.split():
+            where.append("(name LIKE ? OR email LIKE ? OR title LIKE ? OR company LIKE ?)")
+            params += [f"%{word}%"] * 4
+        if team is not None:
+            where.append("team = ?")
+            params.append(team)
+        if internal is not None:
+            where.append("internal = ?")
+            params.append(int(internal))
+        clause = " AND ".join(where) or "1"
+        total = ws.conn.execute(f"SELECT COUNT(*) FROM directory_people WHERE {clause}", params).fetchone()[0]
+        rows = ws.rows(
+            "directory_people", f"{clause} ORDER BY name, email LIMIT ? OFFSET ?", [*params, limit, offset]
+        )
         return PersonList(total=total, people=[person_from_row(r) for r in rows])
 
     return server
@@ -49,7 +70,21 @@ async def measure() -> list[dict]:
     direct_ours = await median_us_async(lambda: ours.call_tool("search_people", ARGS))
     direct_bare = await median_us_async(lambda: bare.call_tool("search_people", ARGS))
     results.append(
-        report("tool call, direct call_tool()", direct_ours, direct_bare, "bare MCPServer.call_tool()")
+        report("tool call, direct call_tool()", direct_ours, direct_bare, "bare MCPServer.call_tool()", 1.3)
+    )
+    # What a scripted policy's call costs in an episode: the direct path, the yield that
+    # lets other live episodes run, and the result's text for the transcript.
+    session = AgentSession(InProcessClient(ours), [], [])
+    session.limit = 10**9
+    scripted = await median_us_async(lambda: session.call_tool("search_people", ARGS))
+    results.append(
+        report(
+            "tool call, scripted policy in an episode",
+            scripted,
+            direct_bare,
+            "bare MCPServer.call_tool()",
+            1.3,
+        )
     )
 
     def record() -> None:

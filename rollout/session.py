@@ -11,6 +11,8 @@ from mcp import Client, MCPError
 from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, Tool
 
+from coworkenv.state.jsontext import compact_json
+
 
 @dataclass
 class ToolOutcome:
@@ -124,9 +126,10 @@ class AgentSession:
             raise ToolLimitReached(f"the limit of {self.limit} tool calls per turn is reached")
         self.calls_this_turn += 1
         result = await self.client.call_tool(name, arguments)
-        text = "\n".join(getattr(c, "text", "") for c in result.content)
         if result.structured_content is not None and not result.is_error:
-            text = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+            text = compact_json(result.structured_content)
+        else:
+            text = "\n".join(getattr(c, "text", "") for c in result.content)
         return ToolOutcome(text=text, structured=result.structured_content, is_error=bool(result.is_error))
 
     def record_assistant(self, content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> None:

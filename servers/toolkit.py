@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 from weakref import WeakKeyDictionary
@@ -51,6 +52,8 @@ except ImportError:  # mcp < 2.3 wraps a crash in a plain ToolError that carries
 F = TypeVar("F", bound=Callable[..., Any])
 P = TypeVar("P", bound=BaseModel)
 
+#: The workspace whose call is running in this task (see `workspace_of`).
+_SERVED: ContextVar[Workspace | None] = ContextVar("coworkenv_served_workspace", default=None)
 _WORKSPACE_LOCKS: WeakKeyDictionary[Workspace, anyio.Lock] = WeakKeyDictionary()
 
 #: Simulated time that one successful write call takes.
@@ -79,11 +82,14 @@ def current_user(ws: Workspace) -> str:
 
 
 def workspace_of(ctx: Context) -> Workspace:
-    """The workspace behind the server that received this tool call."""
-    server = ctx.mcp_server
-    if not isinstance(server, WorkspaceServer):
+    """The workspace behind the server that received this tool call.
+
+    `WorkspaceServer.call_tool` names it for the duration of the call (reading it from
+    `ctx.mcp_server` costs a few microseconds of pydantic attribute lookups per call)."""
+    ws = _SERVED.get()
+    if ws is None:
         raise RuntimeError("workspace tools must be served by a WorkspaceServer")
-    return server.workspace
+    return ws
 
 
 @dataclass
@@ -288,7 +294,7 @@ class WorkspaceServer(MCPServer[Any]):
         # and the combined one may serve the same workspace side by side).
         lock = _WORKSPACE_LOCKS.get(self.workspace)
         if lock is None:
-            lock = _WORKSPACE_LOCKS[self.workspace] = anyio.Lock()
+            lock = _WORKSPACE_LOCKS[self.workspace] = anyio.Lock(fast_acquire=True)
         async with lock:
             ws = self.workspace
             call = _Call()
@@ -371,6 +377,7 @@ class WorkspaceServer(MCPServer[Any]):
             raise ToolError(f"Error executing tool {name}: {fault.message}")
         call_time = ws.clock.now_text()
         ws.conn.execute("SAVEPOINT tool_call")
+        served = _SERVED.set(ws)
         try:
             result = await super().call_tool(name, arguments, context)
         except BaseException as raised:
@@ -382,6 +389,8 @@ class WorkspaceServer(MCPServer[Any]):
             if exc is not raised:
                 raise exc from exc.__cause__
             raise
+        finally:
+            _SERVED.reset(served)
         ws.conn.execute("RELEASE tool_call")
         if not read_only:
             ws.clock.advance(seconds=WRITE_CALL_DURATION_SECONDS)

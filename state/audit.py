@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .jsontext import compact_json
+
 Actor = Literal["agent", "oracle", "event", "user", "system"]
 
 AUDIT_TABLE = "audit_log"
@@ -72,8 +74,8 @@ class AuditLog:
                 actor,
                 service,
                 tool,
-                json.dumps(arguments, sort_keys=True, default=str),
-                None if result is None else json.dumps(result, sort_keys=True, default=str),
+                compact_json(dict(sorted(arguments.items()))),
+                None if result is None else compact_json(result),
                 int(error is not None),
                 error,
                 latency_ms,

@@ -38,8 +38,9 @@ class Clock:
         return parse_time(row[0])
 
     def now_text(self) -> str:
-        """The current simulated time in its canonical text form."""
-        return format_time(self.now())
+        """The current simulated time in its canonical text form (the form it is stored in)."""
+        row = self._conn.execute("SELECT value FROM workspace_meta WHERE key = ?", (CLOCK_KEY,)).fetchone()
+        return str(row[0])
 
     def set(self, value: datetime) -> None:
         """Move the clock to `value`. Time never runs backwards."""
