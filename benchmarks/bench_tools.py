@@ -74,7 +74,7 @@ async def measure() -> list[dict]:
     )
     # What a scripted policy's call costs in an episode: the direct path, the yield that
     # lets other live episodes run, and the result's text for the transcript.
-    session = AgentSession(InProcessClient(ours), [], [])
+    session = AgentSession(InProcessClient(ours, ws), [], [])
     session.limit = 10**9
     scripted = await median_us_async(lambda: session.call_tool("search_people", ARGS))
     results.append(

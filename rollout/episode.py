@@ -43,7 +43,7 @@ import anyio.lowlevel
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from pydantic import BaseModel, Field
 
-from coworkenv.servers import build_workspace_server, get_service
+from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Workspace
 from coworkenv.task import Event, Limits, Task
@@ -53,7 +53,7 @@ from .policies import PolicyError
 from .record import EpisodeRecord, Status, Timings
 from .reference import guarding_for, lasting_checks
 from .seeding import SeedCache
-from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome
+from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome, shared_server
 from .tool_schemas import openai_tool
 from .turn_changes import turn_changes
 
@@ -236,10 +236,10 @@ class Episode:
         prompt = system_prompt(self.task, ws)
         self.timings = Timings(seed=time.perf_counter() - self._started)
         ws.actor = self.actor
-        server = build_workspace_server(ws)
+        faults = None
         if self.faults is not None:
-            server.faults = FaultInjector(self.faults, stream=f"{self.task.id}:{self.trial}")
-        client = InProcessClient(server)
+            faults = FaultInjector(self.faults, stream=f"{self.task.id}:{self.trial}")
+        client = InProcessClient(shared_server(ws.services), ws, faults)
         tools = await client.list_tools()
         self._session = AgentSession(client, tools, [{"role": "system", "content": prompt}], trial=self.trial)
         self.status = "completed"

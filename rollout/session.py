@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import anyio.lowlevel
 from mcp import Client, MCPError
-from mcp.server import MCPServer
 from mcp_types import CallToolResult, TextContent, Tool
 
+from coworkenv.servers import build_workspace_server
+from coworkenv.servers.faults import FaultInjector
+from coworkenv.servers.toolkit import WorkspaceServer
+from coworkenv.state import Workspace
 from coworkenv.state.jsontext import compact_json
 
 
@@ -24,6 +28,19 @@ class ToolOutcome:
 
 
 _VALIDATORS: dict[tuple[str, str], Any] = {}
+_SHARED_SERVERS: dict[tuple[str, ...], WorkspaceServer] = {}
+
+
+def shared_server(services: Iterable[str]) -> WorkspaceServer:
+    """The combined server (prefixed tool names) for these services, one per process and
+    shared by every in-process episode: each episode's `InProcessClient` names its own
+    workspace on every call. Building an MCP server costs about ten forks of a demo
+    workspace, so an episode's set-up no longer does."""
+    key = tuple(sorted(services))
+    server = _SHARED_SERVERS.get(key)
+    if server is None:
+        server = _SHARED_SERVERS[key] = build_workspace_server(None, key)
+    return server
 
 
 def share_output_validators(client: Client, tools: list[Tool]) -> None:
@@ -53,16 +70,23 @@ def share_output_validators(client: Client, tools: list[Tool]) -> None:
 
 
 class InProcessClient:
-    """An episode's connection to its own server, with no transport in between: each call
+    """An episode's connection to its workspace, with no transport in between: each call
     goes through the server's whole call path (serialized, savepoint, audit, faults, clock)
-    and comes back as the `CallToolResult` an MCP client receives, errors included (a
-    `ToolError` as its message, any other exception as the SDK's "Error executing tool").
-    Unlike a protocol session it holds no task group, so an episode can be driven from any
-    task or thread, and a call costs a fraction of an in-memory `Client` round trip. The
-    servers' tests run over real clients, which also check results against output schemas."""
+    on this episode's workspace and comes back as the `CallToolResult` an MCP client
+    receives, errors included (a `ToolError` as its message, any other exception as the
+    SDK's "Error executing tool"). The server may be shared by many episodes
+    (`shared_server`); the workspace and the fault injector are this client's own. Unlike
+    a protocol session it holds no task group, so an episode can be driven from any task or
+    thread, and a call costs a fraction of an in-memory `Client` round trip. The servers'
+    tests run over real clients, which also check results against output schemas."""
 
-    def __init__(self, server: MCPServer[Any]) -> None:
+    def __init__(
+        self, server: WorkspaceServer, workspace: Workspace, faults: FaultInjector | None = None
+    ) -> None:
+        server.check_serves(workspace)
         self.server = server
+        self.workspace = workspace
+        self.faults = faults
 
     async def list_tools(self) -> list[Tool]:
         return list(await self.server.list_tools())
@@ -70,7 +94,7 @@ class InProcessClient:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
         await anyio.lowlevel.checkpoint()  # a call is a point where other episodes run
         try:
-            result = await self.server.call_tool(name, arguments)
+            result = await self.server.call_on(self.workspace, name, arguments, faults=self.faults)
         except MCPError:
             raise
         except Exception as exc:  # what the SDK's request handler turns an error into

@@ -74,10 +74,19 @@ def build_server(workspace: Workspace, service: str) -> WorkspaceServer:
     return WorkspaceServer(workspace, [spec], name=f"coworkenv-{service}")
 
 
-def build_workspace_server(workspace: Workspace, services: Iterable[str] | None = None) -> WorkspaceServer:
+def build_workspace_server(
+    workspace: Workspace | None, services: Iterable[str] | None = None
+) -> WorkspaceServer:
     """One MCP server for every service of the workspace, tool names prefixed by service
-    (`mail_search_messages`), for clients that want a single connection."""
-    names = [n for n in SERVICE_NAMES if n in (services or workspace.services)]
+    (`mail_search_messages`), for clients that want a single connection. With no workspace,
+    a server for `services` that in-process episodes share (`WorkspaceServer.call_on`)."""
+    if services:
+        wanted = set(services)
+    elif workspace is not None:
+        wanted = set(workspace.services)
+    else:
+        raise ValueError("a server without a workspace needs its services named")
+    names = [n for n in SERVICE_NAMES if n in wanted]
     return WorkspaceServer(
         workspace,
         [get_service(n) for n in names],

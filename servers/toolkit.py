@@ -23,6 +23,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
 from coworkenv.state import ServiceSchema, Workspace
@@ -237,7 +238,8 @@ class ServiceSpec:
 
 
 class WorkspaceServer(MCPServer[Any]):
-    """An MCP server over one workspace, serving one or more services.
+    """An MCP server over one workspace, serving one or more services (or, built with no
+    workspace, a server that in-process episodes share, each calling `call_on` with its own).
 
     Every tool call (including calls to unknown tools and calls with invalid arguments)
     is recorded in the workspace's audit log with the current actor, and runs inside a
@@ -253,18 +255,16 @@ class WorkspaceServer(MCPServer[Any]):
 
     def __init__(
         self,
-        workspace: Workspace,
+        workspace: Workspace | None,
         services: list[ServiceSpec],
         *,
         name: str,
         prefixed: bool = False,
         instructions: str | None = None,
     ) -> None:
-        missing = [s.name for s in services if s.name not in workspace.services]
-        if missing:
-            raise ValueError(
-                f"the workspace has no tables for {missing}; it was created with {list(workspace.services)}"
-            )
+        self.services = [s.name for s in services]
+        if workspace is not None:
+            self.check_serves(workspace)
         tools: list[Tool] = []
         # MCP name -> (service, bare tool name, read-only). The audit log records the bare
         # name, so checks read the same whatever server (single or combined) was used.
@@ -281,42 +281,77 @@ class WorkspaceServer(MCPServer[Any]):
             tools=tools,
             log_level="WARNING",
         )
+        #: The workspace `call_tool` serves; None for a server shared by in-process episodes,
+        #: which name theirs on every call (`call_on`).
         self.workspace = workspace
         #: Optional seeded fault injection (see `servers.faults`); None injects nothing.
         self.faults: FaultInjector | None = None
         #: How long a call on a workspace file waits for other processes before it gives up.
         self.busy_wait_seconds = BUSY_WAIT_SECONDS
+        self._listed: list[MCPTool] | None = None
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools as MCP lists them, built on the first call: a server's tools never
+        change after it is built."""
+        if self._listed is None:
+            self._listed = await super().list_tools()
+        return list(self._listed)
+
+    def check_serves(self, workspace: Workspace) -> None:
+        """Raise `ValueError` unless `workspace` has the tables of every service served here."""
+        missing = [name for name in self.services if name not in workspace.services]
+        if missing:
+            raise ValueError(
+                f"the workspace has no tables for {missing}; it was created with {list(workspace.services)}"
+            )
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        if self.workspace is None:
+            raise RuntimeError("this server is shared by in-process episodes: use call_on(workspace, ...)")
+        return await self.call_on(self.workspace, name, arguments, faults=self.faults, context=context)
+
+    async def call_on(
+        self,
+        workspace: Workspace,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        faults: FaultInjector | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> Any:
+        """Call a tool on `workspace` through the whole path `call_tool` takes (serialized,
+        one transaction, savepoint, audit, clock, `faults`). One server can serve any number
+        of workspaces this way, each episode naming its own: building a server costs far
+        more than forking a workspace. The workspace must have this server's services
+        (`check_serves`)."""
         # One lock per workspace, shared by every server over it (a single-service server
         # and the combined one may serve the same workspace side by side).
-        lock = _WORKSPACE_LOCKS.get(self.workspace)
+        lock = _WORKSPACE_LOCKS.get(workspace)
         if lock is None:
-            lock = _WORKSPACE_LOCKS[self.workspace] = anyio.Lock(fast_acquire=True)
+            lock = _WORKSPACE_LOCKS[workspace] = anyio.Lock(fast_acquire=True)
         async with lock:
-            ws = self.workspace
+            ws = workspace
             call = _Call()
             if ws.conn.in_transaction:
                 # The caller's own transaction: it keeps or drops this call together with it.
-                return await self._audited_call(name, arguments, context, call)
-            await self._begin(name)
+                return await self._audited_call(ws, faults, name, arguments, context, call)
+            await self._begin(ws, name)
             try:
-                result = await self._audited_call(name, arguments, context, call)
+                result = await self._audited_call(ws, faults, name, arguments, context, call)
             except BaseException:
                 # A failed call that was audited keeps its audit entry (its writes were
                 # rolled back to the savepoint); anything else leaves nothing behind.
                 if call.audited:
-                    await self._commit(name)
+                    await self._commit(ws, name)
                 else:
                     ws.conn.execute("ROLLBACK")
                 raise
-            await self._commit(name)
+            await self._commit(ws, name)
             return result
 
-    async def _begin(self, tool: str) -> None:
-        ws = self.workspace
+    async def _begin(self, ws: Workspace, tool: str) -> None:
         if not ws.is_file:
             ws.conn.execute("BEGIN")
             return
@@ -324,8 +359,7 @@ class WorkspaceServer(MCPServer[Any]):
         while not ws.try_begin_write(wait_ms=_LOCK_ATTEMPT_MS):
             await self._pause_or_give_up(tool, deadline)
 
-    async def _commit(self, tool: str) -> None:
-        ws = self.workspace
+    async def _commit(self, ws: Workspace, tool: str) -> None:
         if not ws.is_file:
             ws.conn.execute("COMMIT")
             return
@@ -345,9 +379,14 @@ class WorkspaceServer(MCPServer[Any]):
         await anyio.sleep(random.uniform(*_RETRY_PAUSE_SECONDS))
 
     async def _audited_call(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None, call: _Call
+        self,
+        ws: Workspace,
+        faults: FaultInjector | None,
+        name: str,
+        arguments: dict[str, Any],
+        context: Context[Any, Any] | None,
+        call: _Call,
     ) -> Any:
-        ws = self.workspace
         started = time.perf_counter()
 
         def audit(service: str, tool: str, at: str, *, result: Any = None, error: str | None = None) -> None:
@@ -368,7 +407,6 @@ class WorkspaceServer(MCPServer[Any]):
             audit("unknown", name, ws.clock.now_text(), error=error)
             raise ToolError(error)
         service, tool_name, read_only = self._tool_info[name]
-        faults = self.faults
         fault = faults.draw(service, tool_name) if faults is not None else None
         if faults is not None and fault is not None and fault.kind == "latency":
             ws.clock.advance(seconds=faults.plan.latency_seconds)

@@ -152,3 +152,46 @@ def test_injected_faults_reach_the_model_as_errors_and_change_nothing() -> None:
     assert [(e.tool, e.error is not None) for e in record.tool_calls] == [("update_ticket", True)]
     assert record.diff_summary == {}
     assert record.verdict is not None and record.verdict.score == 0.0
+
+
+async def test_episodes_share_one_server_and_each_writes_only_its_own_workspace() -> None:
+    from coworkenv.rollout.session import shared_server
+
+    cache = SeedCache()
+    first, second = Episode(ticket_task(), cache=cache), Episode(ticket_task(), cache=cache)
+    await first.areset()
+    await second.areset()
+    assert first.session.client.server is second.session.client.server is shared_server(["tickets"])
+
+    async def urgent(ep: Episode) -> None:
+        await ep.acall("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(urgent, first)
+        group.start_soon(first.acall, "tickets_get_ticket", {"ticket_id": 1})
+        group.start_soon(second.acall, "tickets_get_ticket", {"ticket_id": 2})
+    assert [(e.tool, e.arguments) for e in first.workspace.audit.entries(actor="agent")] == [
+        ("update_ticket", {"ticket_id": 1, "priority": "urgent"}),
+        ("get_ticket", {"ticket_id": 1}),
+    ]
+    assert [(e.tool, e.arguments) for e in second.workspace.audit.entries(actor="agent")] == [
+        ("get_ticket", {"ticket_id": 2})
+    ]
+    assert first.workspace.rows("tickets_tickets", "id = 1")[0]["priority"] == "urgent"
+    assert second.workspace.rows("tickets_tickets", "id = 1")[0]["priority"] != "urgent"
+
+
+async def test_a_shared_server_is_called_with_a_workspace_that_has_its_services() -> None:
+    from coworkenv.rollout.session import InProcessClient, shared_server
+
+    server = shared_server(["mail", "tickets"])
+    with pytest.raises(
+        RuntimeError, match=r"shared by in-process episodes: use call_on\(workspace, \.\.\.\)"
+    ):
+        await server.call_tool("tickets_get_ticket", {"ticket_id": 1})
+    ep = Episode(ticket_task())
+    await ep.areset()
+    with pytest.raises(
+        ValueError, match=r"the workspace has no tables for \['mail'\]; it was created with \['tickets'\]"
+    ):
+        InProcessClient(server, ep.workspace)
