@@ -278,6 +278,20 @@ class Task(_Model):
                 turn.pop("changed_mind", None)
         return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
+    @cached_property
+    def seed_hash(self) -> str:
+        """SHA-256 of what the seeded workspace is built from (services, seed, start time,
+        user and id): tasks that differ only in turns or checks, like the variants
+        validation plays, share one seeded state."""
+        data = {
+            "id": self.id,
+            "services": list(self.services),
+            "clock_start": self.clock_start.isoformat(),
+            "user_email": self.user_email,
+            "seed": self.seed.model_dump(mode="json"),
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
     @property
     def is_multi_turn(self) -> bool:
         return len(self.turns) > 1

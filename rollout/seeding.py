@@ -89,8 +89,9 @@ def _inline_world_snapshot(world_json: str, services: tuple[str, ...]) -> Snapsh
 
 
 class SeedCache:
-    """Snapshots of seeded workspaces keyed by task hash, so each episode is a cheap fork, and
-    each task's goal footprint, derived once."""
+    """Snapshots of seeded workspaces keyed by what the seed is built from (`Task.seed_hash`:
+    a task's variants share one), so each episode is a cheap fork, and each task's goal
+    footprint, derived once."""
 
     def __init__(self) -> None:
         self._snapshots: dict[str, Snapshot] = {}
@@ -99,7 +100,7 @@ class SeedCache:
         """Goal footprints by task hash (see `runner.reference_footprint`)."""
 
     def snapshot(self, task: Task) -> Snapshot:
-        key = task.content_hash
+        key = task.seed_hash
         if key not in self._snapshots:
             seeded = seed_workspace(task)
             seeded.mark_base()  # diffs and hashes of every episode are then relative to the seed
@@ -111,7 +112,7 @@ class SeedCache:
 
     def initial_hash(self, task: Task) -> str:
         """The content hash of the task's seeded state (computed once)."""
-        key = task.content_hash
+        key = task.seed_hash
         if key not in self._hashes:
             self._hashes[key] = self.fork(task).content_hash()
         return self._hashes[key]

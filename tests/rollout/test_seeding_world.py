@@ -50,3 +50,24 @@ def test_world_seed_parameters_are_checked_when_the_task_is_read() -> None:
         parse_task(world_task({"profile": "law_firm", "colour": "red"}), source="task.json")
     with pytest.raises(TaskFileError, match="size: Input should be less than or equal to 300"):
         parse_task(world_task({"profile": "law_firm", "size": 301}), source="task.json")
+
+
+def test_variants_that_differ_in_turns_share_one_seeded_snapshot_and_a_new_seed_does_not() -> None:
+    from coworkenv.rollout.variants import with_solution
+
+    cache = SeedCache()
+    task = ticket_task()
+    variant = with_solution(task, 0, [])
+    assert variant.content_hash != task.content_hash
+    assert variant.seed_hash == task.seed_hash
+    assert cache.snapshot(variant) is cache.snapshot(task)
+    for changed in (
+        ticket_task(user_email="you@acme.example"),
+        ticket_task(clock_start="2026-03-03T09:00:00Z"),
+        ticket_task(id="t-other"),
+    ):
+        assert changed.seed_hash != task.seed_hash
+        assert cache.snapshot(changed) is not cache.snapshot(task)
+    seed = json.loads(ticket_task().model_dump_json())
+    seed["seed"]["operations"][0]["params"]["name"] = "Help desk"
+    assert parse_task(seed).seed_hash != task.seed_hash
