@@ -1,6 +1,7 @@
 """Which tables of a workspace hold content, and how their rows are keyed."""
 
 import sqlite3
+from typing import Any
 
 from .audit import AUDIT_TABLE
 
@@ -10,12 +11,41 @@ CHANGE_LOG_TABLES = ("workspace_changes", "workspace_base")
 INTERNAL_TABLES = (META_TABLE, AUDIT_TABLE)
 
 
+class WorkspaceConnection(sqlite3.Connection):
+    """A connection that remembers what it has read of its schema (which tables hold
+    content, each table's columns) for as long as the schema does not change: verification
+    asks for them several times per check, and each `sqlite_master` or `PRAGMA table_info`
+    read costs tens of microseconds. A schema change (SQLite's `schema_version` moves)
+    forgets it all. Workspaces open every connection with this class."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.schema_memo: dict[Any, Any] = {}
+        self._memo_version = -1
+
+    def memo(self) -> dict[Any, Any]:
+        """The remembered schema facts, valid for the current schema version."""
+        (version,) = self.execute("PRAGMA schema_version").fetchone()
+        if version != self._memo_version:
+            self.schema_memo.clear()
+            self._memo_version = version
+        return self.schema_memo
+
+
+def _memo(conn: sqlite3.Connection) -> dict[Any, Any] | None:
+    return conn.memo() if isinstance(conn, WorkspaceConnection) else None
+
+
 def content_tables(conn: sqlite3.Connection, *, include_internal: bool = False) -> list[str]:
     """Ordinary tables, sorted by name.
 
     Left out: SQLite's own tables, full-text virtual tables and their shadow tables (they
     are derived from the content tables), and unless asked, the meta table and audit log.
     """
+    memo = _memo(conn)
+    key = ("tables", include_internal)
+    if memo is not None and key in memo:
+        return list(memo[key])
     rows = conn.execute(
         "SELECT name, upper(substr(sql, 1, 20)) = 'CREATE VIRTUAL TABLE' FROM sqlite_master WHERE type = 'table'"
     ).fetchall()
@@ -30,16 +60,30 @@ def content_tables(conn: sqlite3.Connection, *, include_internal: bool = False) 
         and not (shadow and name.startswith(shadow))
         and name not in skipped
     ]
-    return sorted(names)
+    names.sort()
+    if memo is not None:
+        memo[key] = tuple(names)
+    return names
 
 
 def columns(conn: sqlite3.Connection, table: str) -> list[str]:
     """Column names of a table, in declaration order."""
-    return [row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')]
+    return [row[1] for row in _table_info(conn, table)]
 
 
 def primary_key(conn: sqlite3.Connection, table: str) -> list[str]:
     """Primary-key columns of a table; `["rowid"]` when it declares none."""
-    info = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+    info = _table_info(conn, table)
     pk = [row[1] for row in sorted(info, key=lambda r: r[5]) if row[5] > 0]
     return pk or ["rowid"]
+
+
+def _table_info(conn: sqlite3.Connection, table: str) -> tuple[tuple[Any, ...], ...]:
+    memo = _memo(conn)
+    key = ("info", table)
+    if memo is not None and key in memo:
+        return memo[key]
+    info = tuple(conn.execute(f'PRAGMA table_info("{table}")').fetchall())
+    if memo is not None and info:  # a table that does not exist (yet) is not remembered
+        memo[key] = info
+    return info

@@ -20,7 +20,7 @@ from .content_hash import content_hash
 from .diff import WorkspaceDiff, diff_connections
 from .errors import WorkspaceError
 from .schema import ServiceSchema
-from .tables import META_TABLE
+from .tables import META_TABLE, WorkspaceConnection
 
 FORMAT = "coworkenv-workspace/1"
 
@@ -46,7 +46,9 @@ class Snapshot:
 def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
     # Autocommit mode: tool calls manage their own savepoints. Connections may be used
     # from the event loop and from worker threads, never concurrently (callers serialize).
-    conn = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(
+        target, uri=uri, isolation_level=None, check_same_thread=False, factory=WorkspaceConnection
+    )
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
 
@@ -130,7 +132,9 @@ class Workspace:
     @classmethod
     def from_snapshot(cls, snapshot: Snapshot) -> Workspace:
         """Fork: a new in-memory workspace holding the snapshot's state."""
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            ":memory:", isolation_level=None, check_same_thread=False, factory=WorkspaceConnection
+        )
         # Deserialize into a fresh connection: doing it in place over a used FTS5 table
         # corrupts the index.
         conn.deserialize(snapshot.data)

@@ -278,3 +278,22 @@ def test_identical_tables_are_found_by_their_pages_and_changed_ones_are_not() ->
     # the same change made the other way round leaves identical content, found again
     after.conn.execute("UPDATE notes_items SET done = 0 WHERE id = 42")
     assert diff(before, after).is_empty
+
+
+def test_a_connection_remembers_its_schema_until_the_schema_changes() -> None:
+    from coworkenv.state.tables import WorkspaceConnection, columns, content_tables, primary_key
+
+    ws = Workspace.create([], clock_start=START)
+    assert isinstance(ws.conn, WorkspaceConnection)
+    before = content_tables(ws.conn)
+    assert "notes" not in before and columns(ws.conn, "notes") == []
+    ws.conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    assert content_tables(ws.conn) == sorted([*before, "notes"])
+    assert (columns(ws.conn, "notes"), primary_key(ws.conn, "notes")) == (["id", "body"], ["id"])
+    ws.conn.execute("ALTER TABLE notes ADD COLUMN author TEXT")
+    assert columns(ws.conn, "notes") == ["id", "body", "author"]
+    fork = ws.snapshot().fork()
+    assert isinstance(fork.conn, WorkspaceConnection)
+    assert columns(fork.conn, "notes") == ["id", "body", "author"]
+    ws.conn.execute("DROP TABLE notes")
+    assert content_tables(ws.conn) == before
