@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 
 from coworkenv.servers import create_workspace, get_service
-from coworkenv.servers.demo import build_demo_workspace, build_world_workspace
+from coworkenv.servers.demo import demo_snapshot, world_snapshot
 from coworkenv.state import Snapshot, Workspace, format_time
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
@@ -24,7 +23,7 @@ def seed_workspace(task: Task) -> Workspace:
     proc = task.seed.procedural
     if proc.name in ("demo", "world"):
         if proc.name == "demo":
-            snapshot = _demo_snapshot(int(proc.params.get("seed", 0)), services)
+            snapshot = demo_snapshot(int(proc.params.get("seed", 0)), services)
         else:
             params = proc.params
             if params.get("world") is not None:
@@ -63,29 +62,20 @@ def seed_workspace(task: Task) -> Workspace:
     return ws
 
 
-@lru_cache(maxsize=8)
-def _demo_snapshot(seed: int, services: tuple[str, ...]) -> Snapshot:
-    return build_demo_workspace(seed=seed, services=services).snapshot()
-
-
-@lru_cache(maxsize=32)
 def _world_snapshot(profile: str, size: int | None, seed: int, services: tuple[str, ...]) -> Snapshot:
-    """The seed workspace of a world, built once per world and services: episodes fork it."""
+    """The seed workspace of a profile's world."""
     from coworkenv.worlds import world
 
     try:
         built = world(profile, size, seed)
     except ValueError as exc:
         raise SeedError(f"seed.procedural: {exc}") from exc
-    return build_world_workspace(built, services).snapshot()
+    return world_snapshot(built, services)
 
 
-@lru_cache(maxsize=8)
 def _inline_world_snapshot(world_json: str, services: tuple[str, ...]) -> Snapshot:
     """The seed workspace of a world a task carries inline (see `ProceduralSeed`)."""
-    return build_world_workspace(
-        parse_world(world_json, source="seed.procedural.params.world"), services
-    ).snapshot()
+    return world_snapshot(parse_world(world_json, source="seed.procedural.params.world"), services)
 
 
 class SeedCache:

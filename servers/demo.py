@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from faker import Faker
 
-from coworkenv.state import Workspace
+from coworkenv.state import Snapshot, Workspace
 from coworkenv.world import World
 
 from . import SERVICE_NAMES, create_workspace
@@ -172,3 +173,31 @@ def build_world_workspace(
                 module.populate(ws, world, random.Random(f"{world.seed}:{name}"))
     ws.mark_base()  # forks diff and hash against the rendered world, reading only what they change
     return ws
+
+
+#: Rendered seeds kept per process (the oldest is dropped first).
+SNAPSHOTS_KEPT = 64
+_SNAPSHOTS: dict[tuple[str, tuple[str, ...]], Snapshot] = {}
+
+
+def demo_snapshot(seed: int, services: Iterable[str]) -> Snapshot:
+    """`build_demo_workspace(seed, services)` as a snapshot, rendered once per process."""
+    chosen = tuple(sorted(services))
+    return _kept((f"demo:{seed}", chosen), lambda: build_demo_workspace(seed, chosen))
+
+
+def world_snapshot(world: World, services: Iterable[str]) -> Snapshot:
+    """`build_world_workspace(world, services)` as a snapshot, rendered once per process per
+    world (by content hash) and set of services. Families planning a task and seeding it
+    for validation share it: rendering a world costs a hundred milliseconds or more."""
+    chosen = tuple(sorted(services))
+    return _kept((world.content_hash, chosen), lambda: build_world_workspace(world, chosen))
+
+
+def _kept(key: tuple[str, tuple[str, ...]], build: Callable[[], Workspace]) -> Snapshot:
+    snapshot = _SNAPSHOTS.get(key)
+    if snapshot is None:
+        if len(_SNAPSHOTS) >= SNAPSHOTS_KEPT:
+            _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+        snapshot = _SNAPSHOTS[key] = build().snapshot()
+    return snapshot

@@ -19,14 +19,8 @@ from functools import lru_cache
 from typing import Any, Literal, get_args
 
 from coworkenv.servers import get_service
-from coworkenv.servers.demo import (
-    DemoCompany,
-    build_company,
-    build_demo_workspace,
-    build_world_workspace,
-    northwind_world,
-)
-from coworkenv.state import Snapshot, Workspace
+from coworkenv.servers.demo import DemoCompany, build_company, demo_snapshot, northwind_world, world_snapshot
+from coworkenv.state import Workspace
 from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import PROFILES
@@ -50,24 +44,6 @@ class Difficulty:
     def level(cls, level: int) -> Difficulty:
         """0 easy, 1 medium, 2 hard."""
         return [cls(1, 1, 2), cls(2, 3, 2), cls(4, 6, 3)][max(0, min(2, level))]
-
-
-@lru_cache(maxsize=16)
-def _demo_snapshot(demo_seed: int, services: tuple[str, ...]) -> Snapshot:
-    return build_demo_workspace(seed=demo_seed, services=services).snapshot()
-
-
-_WORLD_SNAPSHOTS: dict[tuple[str, tuple[str, ...]], Snapshot] = {}
-
-
-def _world_snapshot(world: World, services: tuple[str, ...]) -> Snapshot:
-    """A world's seed workspace, built once per world (by content hash) and services."""
-    key = (world.content_hash, services)
-    if key not in _WORLD_SNAPSHOTS:
-        if len(_WORLD_SNAPSHOTS) >= 64:
-            _WORLD_SNAPSHOTS.pop(next(iter(_WORLD_SNAPSHOTS)))
-        _WORLD_SNAPSHOTS[key] = build_world_workspace(world, services).snapshot()
-    return _WORLD_SNAPSHOTS[key]
 
 
 @dataclass
@@ -156,9 +132,7 @@ class FamilyContext:
         query the seeded state (which seed rows also meet the task's condition, free time)."""
         chosen = tuple(sorted(services))
         snapshot = (
-            _demo_snapshot(self.demo_seed, chosen)
-            if self.on_demo
-            else _world_snapshot(self.the_world, chosen)
+            demo_snapshot(self.demo_seed, chosen) if self.on_demo else world_snapshot(self.the_world, chosen)
         )
         ws = snapshot.fork()
         for op in self.prelude:  # ids in a service depend on that service's rows only
