@@ -31,10 +31,13 @@ process, so they work from plain code, threads and notebooks alike.
 from __future__ import annotations
 
 import atexit
+import copy
+import hashlib
 import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -45,7 +48,7 @@ from pydantic import BaseModel, Field
 
 from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
-from coworkenv.state import Workspace
+from coworkenv.state import Snapshot, Workspace
 from coworkenv.task import Event, Limits, Task
 from coworkenv.verifiers import CheckResult, Evidence, Footprint, Verdict, judge_evidence, judge_turn
 
@@ -63,9 +66,11 @@ __all__ = [
     "Episode",
     "EpisodeError",
     "Start",
+    "TurnStart",
     "apply_event",
     "asks_question",
     "system_prompt",
+    "turn_prefix_key",
 ]
 
 T = TypeVar("T")
@@ -105,6 +110,43 @@ class Start(BaseModel):
         description="The same tools as Chat Completions `tools` entries"
     )
     turns: int = Field(description="How many turns the task has")
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """An episode as it stood when one of its turns began (the turn's events applied, its
+    user message sent, no call made yet): what `Episode.aresume` needs to play the rest of
+    the episode again without replaying the turns before. Validation plays dozens of
+    variants of one reference solution; a variant that changes only a later turn starts
+    there. `prefix_key` names what the state depends on (`turn_prefix_key`)."""
+
+    turn: int
+    prefix_key: str
+    workspace: Snapshot
+    messages: list[dict[str, Any]]
+    boundaries: list[int]
+    user_replies: list[int]
+    event_errors: list[str]
+    turn_results: list[list[CheckResult]]
+    turn_seconds: list[float]
+    seq: int
+    stats: dict[str, int]
+    truncated: bool
+    next_call_id: int
+
+
+def turn_prefix_key(task: Task, turn: int) -> str:
+    """A hash of everything the state at the start of `turn` depends on: the seed, the tool
+    limits, every earlier turn (messages, events, solution, checks) and this turn's events
+    and user message. Two tasks with the same key reach the same state there."""
+    data = {
+        "seed": task.seed_hash,
+        "limits": task.limits.model_dump(mode="json"),
+        "before": [t.model_dump(mode="json") for t in task.turns[:turn]],
+        "events": [e.model_dump(mode="json") for e in task.turns[turn].events],
+        "user": task.turns[turn].user,
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
 _TOOL_FORMS: dict[tuple[str, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
@@ -261,6 +303,71 @@ class Episode:
             openai_tools=openai_forms,
             turns=len(self.task.turns),
         )
+
+    def turn_start(self) -> TurnStart:
+        """How the episode stands now, at the start of the turn in play (after `reset` or
+        `next_turn`, before any call or reply of the turn)."""
+        session = self._active()
+        if session.calls_this_turn or self._answers or session.messages[-1].get("role") != "user":
+            raise EpisodeError("a turn start is taken before the turn's first call or reply")
+        assert self._turn is not None
+        return TurnStart(
+            turn=self._turn,
+            prefix_key=turn_prefix_key(self.task, self._turn),
+            workspace=self.workspace.snapshot(),
+            messages=copy.deepcopy(session.messages),
+            boundaries=list(self.boundaries),
+            user_replies=list(self.user_replies),
+            event_errors=list(self.event_errors),
+            turn_results=[list(r) for r in self.turn_results],
+            turn_seconds=list(self.timings.turns),
+            seq=self._seq,
+            stats=dict(session.stats),
+            truncated=session.truncated,
+            next_call_id=session.next_id,
+        )
+
+    async def aresume(self, start: TurnStart) -> None:
+        """Start the episode at `start` (taken from an episode of a task that is the same up
+        to that turn: `turn_prefix_key` must match) instead of at turn 0: the earlier turns'
+        transcript, audit, events and verdicts are theirs, the rest is played on this task.
+        Not with `faults`: their stream would not be where a full replay leaves it."""
+        if self.faults is not None:
+            raise EpisodeError("an episode with faults cannot resume from a turn start")
+        if turn_prefix_key(self.task, start.turn) != start.prefix_key:
+            raise EpisodeError(
+                f"the turn start was taken on a task that differs from this one before turn {start.turn}"
+            )
+        await anyio.lowlevel.checkpoint()
+        self._started = time.perf_counter()
+        self._initial, self._workspace = self.cache.snapshot(self.task).fork(), start.workspace.fork()
+        ws = self._workspace
+        self.timings = Timings(seed=time.perf_counter() - self._started, turns=list(start.turn_seconds))
+        ws.actor = self.actor
+        client = InProcessClient(shared_server(ws.services), ws)
+        tools = await client.list_tools()
+        session = AgentSession(client, tools, copy.deepcopy(start.messages), trial=self.trial)
+        session.stats, session.truncated, session.next_id = (
+            dict(start.stats),
+            start.truncated,
+            start.next_call_id,
+        )
+        session.limit = self.limits.max_tool_calls_per_turn
+        self._session = session
+        self.status = "completed"
+        self.error = None
+        self.boundaries = list(start.boundaries)
+        self.user_replies = list(start.user_replies)
+        self.event_errors = list(start.event_errors)
+        self.turn_results = [list(r) for r in start.turn_results]
+        self._judging = 0.0
+        self._verdict = None
+        self._verdict_done = False
+        self._turn_started = time.perf_counter()
+        self._seq = start.seq
+        self._turn = start.turn
+        self._answers = 0
+        self._clarified = False
 
     async def acall(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolOutcome:
         """Call a tool as the agent: the call and its result join the transcript (with

@@ -5,6 +5,7 @@ is recorded as data, never a crash."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -56,11 +57,25 @@ class Played:
 async def drive(episode: Episode, policy: Policy, user_simulator: UserSimulator | None = None) -> None:
     """Reset the episode and let the policy play every turn. A failure marks the episode
     as an error (see `Episode.fail`), never raises; a seed that cannot load raises."""
-    task = episode.task
     await episode.areset()
+    await play_turns(episode, policy, 0, user_simulator)
+
+
+async def play_turns(
+    episode: Episode,
+    policy: Policy,
+    first: int,
+    user_simulator: UserSimulator | None = None,
+    on_turn_start: Callable[[Episode, int], None] | None = None,
+) -> None:
+    """Let the policy play the episode's turns from `first` (the turn in play) to the last;
+    `on_turn_start` sees each turn begin, before the policy acts. A failure marks the
+    episode as an error, never raises."""
     try:
         with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
-            for i in range(len(task.turns)):
+            for i in range(first, len(episode.task.turns)):
+                if on_turn_start is not None:
+                    on_turn_start(episode, i)
                 await _play_turn(episode, policy, i, user_simulator)
                 await episode.anext_turn()
     except TimeoutError:

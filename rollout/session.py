@@ -129,7 +129,8 @@ class AgentSession:
         self.truncated = False
         #: What went wrong along the way: malformed_arguments, unknown_tool, tool_errors, ...
         self.stats: dict[str, int] = {}
-        self._next_id = 0
+        #: The number of the last call id handed out (`call_<n>`).
+        self.next_id = 0
 
     def count(self, what: str) -> None:
         self.stats[what] = self.stats.get(what, 0) + 1
@@ -140,8 +141,8 @@ class AgentSession:
         self.calls_this_turn = 0
 
     def new_call_id(self) -> str:
-        self._next_id += 1
-        return f"call_{self._next_id}"
+        self.next_id += 1
+        return f"call_{self.next_id}"
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
         """Call a tool through MCP. Past the turn's limit, raises ToolLimitReached."""

@@ -43,6 +43,7 @@ from .diagnosis import constant_checks, parameter_problems, seed_problems, solut
 from .mutants import mutants
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
+from .replay import ReferenceStart, play_reference, play_variant
 from .runner import reference_footprint, run_episode, system_prompt
 from .seeding import SeedCache, SeedError
 from .variants import Variant, tool_kind, write_steps
@@ -209,7 +210,7 @@ async def validate_task(
     stage("noop", _noop_ok(noop), _noop_detail(noop), t)
 
     t = time.perf_counter()
-    first = await run_episode(runnable, OraclePolicy(), cache=cache, footprint=footprint)
+    first, starts = await play_reference(runnable, cache, footprint)
     static = stray_event_params + solution_problems(task)
     oracle_ok = _oracle_ok(first) and not static
     stage("oracle", oracle_ok, "; ".join(p for p in [*static, _oracle_detail(first, ws, task)] if p), t)
@@ -237,11 +238,11 @@ async def validate_task(
         stage("mutants", True, "skipped", t)
         stage("acceptance", True, "skipped", t)
         return report
-    detail = await _run_mutants(task, ws, footprint, first, noop, cache, report)
+    detail = await _run_mutants(task, ws, footprint, first, noop, starts, cache, report)
     stage("mutants", not detail, detail, t)
 
     t = time.perf_counter()
-    detail = await _run_acceptance(task, ws, footprint, first, cache, report)
+    detail = await _run_acceptance(task, ws, footprint, first, starts, cache, report)
     stage("acceptance", not detail, detail, t)
     return report
 
@@ -305,6 +306,7 @@ async def _run_mutants(
     footprint: Footprint,
     oracle: EpisodeRecord,
     noop: EpisodeRecord,
+    starts: list[ReferenceStart],
     cache: SeedCache,
     report: ValidationReport,
 ) -> str:
@@ -313,7 +315,7 @@ async def _run_mutants(
     passes: dict[str, int] = defaultdict(int)
     ran = 0
     for variant in mutants(task, seed, footprint):
-        record = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
+        record = await play_variant(variant.task, starts, cache, footprint)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent
         if record.status != "completed" and variant.kind == "guess":
@@ -356,12 +358,13 @@ async def _run_acceptance(
     seed: Any,
     footprint: Footprint,
     oracle: EpisodeRecord,
+    starts: list[ReferenceStart],
     cache: SeedCache,
     report: ValidationReport,
 ) -> str:
     rejected = []
     for variant in acceptance_variants(task, seed, footprint):
-        record = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
+        record = await play_variant(variant.task, starts, cache, footprint)
         if variant.kind == "reply_all" and _mails_outside(record) - _mails_outside(oracle):
             continue  # reply-all would copy an outside address: not a harmless variant here
         if record.status != "completed":

@@ -1,0 +1,89 @@
+"""Play variants of a task's reference solution from where they part from it.
+
+Validation plays the reference solution, then dozens of wrong and right variants of it
+(`mutants`, `acceptance`). A variant that changes only turn 4 of a workday reaches the
+start of turn 4 in exactly the state the reference did: the same seed, the same earlier
+turns, the same events (see `turn_prefix_key`). So the reference run keeps a `TurnStart`
+at every turn, with the results its steps had produced so far (what later `$ref`s read),
+and each variant resumes at the latest one it shares instead of replaying the turns before.
+A resumed variant's record equals the one a full replay gives, timings aside.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from coworkenv.task import Task
+from coworkenv.verifiers import Footprint
+
+from .episode import Episode, TurnStart, turn_prefix_key
+from .policies import OraclePolicy
+from .record import EpisodeRecord
+from .runner import play_turns, run_episode
+from .seeding import SeedCache
+
+__all__ = ["ReferenceStart", "play_reference", "play_variant"]
+
+
+@dataclass(frozen=True)
+class ReferenceStart:
+    """A turn start of the reference run, with the results of its steps so far."""
+
+    episode: TurnStart
+    results: dict[str, Any]
+
+
+async def play_reference(
+    task: Task, cache: SeedCache, footprint: Footprint
+) -> tuple[EpisodeRecord, list[ReferenceStart]]:
+    """`run_episode(task, OraclePolicy())`, keeping a `ReferenceStart` at every turn the
+    reference reached."""
+    started = time.perf_counter()
+    policy = OraclePolicy()
+    episode = Episode(task, cache=cache, footprint=footprint, policy=policy.name, actor=policy.actor)
+    starts: list[ReferenceStart] = []
+
+    def keep(ep: Episode, turn: int) -> None:
+        results = copy.deepcopy(policy.progress(ep.session, turn).results)
+        starts.append(ReferenceStart(ep.turn_start(), results))
+
+    await episode.areset()
+    await play_turns(episode, policy, 0, on_turn_start=keep)
+    record = await episode.arecord()
+    record.timings.total = time.perf_counter() - started
+    return record, starts
+
+
+def latest_shared(task: Task, starts: list[ReferenceStart]) -> ReferenceStart | None:
+    """The latest turn start after the first that `task` reaches in the same state, if any."""
+    shared = None
+    for start in starts:
+        turn = start.episode.turn
+        if turn >= len(task.turns) or turn_prefix_key(task, turn) != start.episode.prefix_key:
+            break
+        if turn > 0:
+            shared = start
+    return shared
+
+
+async def play_variant(
+    task: Task, starts: list[ReferenceStart], cache: SeedCache, footprint: Footprint
+) -> EpisodeRecord:
+    """The oracle's record on `task`, a variant of the reference `starts` were kept from:
+    resumed at the latest turn start it shares, else played from the seed."""
+    start = latest_shared(task, starts)
+    if start is None:
+        return await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
+    started = time.perf_counter()
+    policy = OraclePolicy()
+    episode = Episode(task, cache=cache, footprint=footprint, policy=policy.name, actor=policy.actor)
+    await episode.aresume(start.episode)
+    turn = start.episode.turn
+    policy.progress(episode.session, turn).results.update(copy.deepcopy(start.results))
+    await play_turns(episode, policy, turn)
+    record = await episode.arecord()
+    record.timings.total = time.perf_counter() - started
+    return record

@@ -1,0 +1,75 @@
+"""Variants of the reference solution resume at the latest turn start they share with it,
+and their records equal those of a full replay."""
+
+from typing import Any
+
+import pytest
+
+import coworkenv.synth.families.workdays  # noqa: F401  (registers the workday families)
+from coworkenv import Episode
+from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
+from coworkenv.rollout.acceptance import acceptance_variants
+from coworkenv.rollout.episode import EpisodeError
+from coworkenv.rollout.mutants import mutants
+from coworkenv.rollout.record import EpisodeRecord
+from coworkenv.rollout.replay import latest_shared, play_reference, play_variant
+from coworkenv.rollout.runner import reference_footprint
+from coworkenv.rollout.variants import replace_step
+from coworkenv.servers.faults import FaultPlan
+from coworkenv.synth.family import build_task
+from tests.rollout.test_runner import ticket_task
+
+
+def comparable(record: EpisodeRecord) -> dict[str, Any]:
+    """A record without what differs between two runs of the same play: wall-clock times."""
+    data = record.model_dump(mode="json", exclude={"timings"})
+    for call in data["tool_calls"]:
+        call.pop("latency_ms")
+    return data
+
+
+@pytest.mark.parametrize("family", ["tickets", "support_day", "meeting_day"])
+async def test_every_resumed_variant_records_what_a_full_replay_records(family: str) -> None:
+    task = ticket_task() if family == "tickets" else build_task(family, 2)
+    cache = SeedCache()
+    footprint = await reference_footprint(task, cache)
+    reference, starts = await play_reference(task, cache, footprint)
+    assert [s.episode.turn for s in starts] == list(range(len(task.turns)))
+    full = await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
+    assert comparable(reference) == comparable(full)
+    seed = cache.fork(task)
+    variants = mutants(task, seed, footprint) + acceptance_variants(task, seed, footprint)
+    resumed = [v for v in variants if latest_shared(v.task, starts) is not None]
+    assert len(resumed) >= 3
+    for variant in resumed:
+        replayed = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
+        assert comparable(await play_variant(variant.task, starts, cache, footprint)) == comparable(replayed)
+
+
+async def test_a_variant_resumes_at_the_turn_it_changes_and_one_changing_turn_0_starts_over() -> None:
+    task = build_task("support_day", 0)
+    cache = SeedCache()
+    _, starts = await play_reference(task, cache, await reference_footprint(task, cache))
+    later = replace_step(task, 3, 0)  # drops turn 3's first step
+    start = latest_shared(later, starts)
+    assert start is not None and start.episode.turn == 3
+    assert latest_shared(replace_step(task, 0, 0), starts) is None
+    assert latest_shared(task, starts) is starts[-1]
+
+
+async def test_a_turn_start_is_refused_on_another_task_with_faults_and_after_a_call() -> None:
+    task = ticket_task()
+    cache = SeedCache()
+    _, starts = await play_reference(task, cache, await reference_footprint(task, cache))
+    other = replace_step(task, 0, 0)
+    with pytest.raises(
+        EpisodeError, match="the turn start was taken on a task that differs from this one before turn 1"
+    ):
+        await Episode(other, cache=cache).aresume(starts[1].episode)
+    with pytest.raises(EpisodeError, match="an episode with faults cannot resume from a turn start"):
+        await Episode(task, cache=cache, faults=FaultPlan(seed=1)).aresume(starts[1].episode)
+    ep = Episode(task, cache=cache)
+    await ep.areset()
+    await ep.acall("tickets_get_ticket", {"ticket_id": 1})
+    with pytest.raises(EpisodeError, match="a turn start is taken before the turn's first call or reply"):
+        ep.turn_start()
