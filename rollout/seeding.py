@@ -97,6 +97,11 @@ class SeedCache:
             self._snapshots[key] = seeded.snapshot()
         return self._snapshots[key]
 
+    def keep(self, task: Task, snapshot: Snapshot) -> None:
+        """Use `snapshot` as the task's seeded state: one `snapshot(task)` built elsewhere
+        (another process builds the seed once and hands it to the validating worker)."""
+        self._snapshots[task.seed_hash] = snapshot
+
     def fork(self, task: Task) -> Workspace:
         return self.snapshot(task).fork()
 

@@ -33,7 +33,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from coworkenv.files import TEMP_SUFFIX, atomic_write_text
 from coworkenv.rollout import SeedCache
+from coworkenv.rollout.seeding import SeedError
 from coworkenv.rollout.validation import ValidationReport, validate_task
+from coworkenv.state import Snapshot
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
 
 from .consistency import consistency_problems
@@ -136,19 +138,24 @@ class SynthState(BaseModel):
 _WORKER_CACHE = SeedCache()
 
 
-def validate_in_worker(task_json: str) -> str:
-    """Validation in a worker process (validation is CPU-bound: one worker per core)."""
-    report = anyio.run(lambda: validate_task(parse_task(task_json), cache=_WORKER_CACHE))
+def validate_in_worker(task_json: str, seed: Snapshot | None = None) -> str:
+    """Validation in a worker process (validation is CPU-bound: one worker per core).
+    `seed` is the task's seeded state, built where the task was drafted."""
+    task = parse_task(task_json)
+    if seed is not None:
+        _WORKER_CACHE.keep(task, seed)
+    report = anyio.run(lambda: validate_task(task, cache=_WORKER_CACHE))
     return report.model_dump_json()
 
 
-RemoteValidator = Callable[[str], Awaitable[str]]
-"""Validates a task given as JSON somewhere else and returns its report as JSON."""
+RemoteValidator = Callable[[str, Snapshot | None], Awaitable[str]]
+"""Validates a task given as JSON somewhere else and returns its report as JSON; the second
+argument is the task's seeded state when the caller has it (None: the validator seeds it)."""
 
 
-async def validate_in_process_pool(task_json: str) -> str:
+async def validate_in_process_pool(task_json: str, seed: Snapshot | None = None) -> str:
     """`validate_in_worker` in anyio's worker processes (one per core by default)."""
-    return await to_process.run_sync(validate_in_worker, task_json, cancellable=True)
+    return await to_process.run_sync(validate_in_worker, task_json, seed, cancellable=True)
 
 
 def read_drafts(out_dir: Path) -> list[DraftRecord]:
@@ -258,7 +265,13 @@ async def evaluate_draft(
         )
     record.passed.append("unique")
     if validator is not None:
-        report = ValidationReport.model_validate_json(await validator(task.model_dump_json()))
+        # The seed is built here, where drafting has already rendered its world; a worker
+        # forks it instead of rendering the world again.
+        try:
+            seed: Snapshot | None = cache.snapshot(task)
+        except SeedError:
+            seed = None  # the validator reports why, in the seed stage
+        report = ValidationReport.model_validate_json(await validator(task.model_dump_json(), seed))
     else:
         report = await validate_task(task, cache=cache)
     for stage in report.stages:

@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from coworkenv.state import Snapshot
+
 
 class DraftValidator:
     """The body of one Ray actor: validates tasks (as JSON) with its own seed cache."""
@@ -24,11 +26,14 @@ class DraftValidator:
 
         self.cache = SeedCache()
 
-    def validate(self, task_json: str) -> str:
+    def validate(self, task_json: str, seed: Snapshot | None = None) -> str:
         from coworkenv.rollout.validation import validate_task
         from coworkenv.task import parse_task
 
-        report = anyio.run(lambda: validate_task(parse_task(task_json), cache=self.cache))
+        task = parse_task(task_json)
+        if seed is not None:
+            self.cache.keep(task, seed)
+        report = anyio.run(lambda: validate_task(task, cache=self.cache))
         return report.model_dump_json()
 
 
@@ -49,14 +54,15 @@ class RayValidators:
     def workers(self) -> int:
         return len(self._actors)
 
-    async def validate(self, task_json: str) -> str:
-        """The validation report (JSON) of a task (JSON), from the next free actor."""
+    async def validate(self, task_json: str, seed: Snapshot | None = None) -> str:
+        """The validation report (JSON) of a task (JSON), from the next free actor; `seed`
+        is the task's seeded state when the driver has it (the actor then builds none)."""
         import ray
 
         async with self._available:
             actor = self._free.pop()
             try:
-                ref = actor.validate.remote(task_json)
+                ref = actor.validate.remote(task_json, seed)
                 result: str = await anyio.to_thread.run_sync(ray.get, ref)
                 return result
             finally:

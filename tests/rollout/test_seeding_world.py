@@ -71,3 +71,12 @@ def test_variants_that_differ_in_turns_share_one_seeded_snapshot_and_a_new_seed_
     seed = json.loads(ticket_task().model_dump_json())
     seed["seed"]["operations"][0]["params"]["name"] = "Help desk"
     assert parse_task(seed).seed_hash != task.seed_hash
+
+
+def test_a_seed_built_elsewhere_is_kept_and_forked_not_built_again() -> None:
+    task = ticket_task()
+    built = SeedCache().snapshot(task)
+    worker = SeedCache()
+    worker.keep(task, built)
+    assert worker.snapshot(task) is built
+    assert worker.fork(task).content_hash() == SeedCache().fork(task).content_hash()
