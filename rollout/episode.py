@@ -564,6 +564,10 @@ class Episode:
         """Sync `areset`."""
         return _run(self.areset)
 
+    def resume(self, start: TurnStart) -> None:
+        """Sync `aresume`."""
+        _run(lambda: self.aresume(start))
+
     def call(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolOutcome:
         """Sync `acall`."""
         return _run(lambda: self.acall(name, arguments, call_id=call_id))

@@ -73,3 +73,26 @@ async def test_a_turn_start_is_refused_on_another_task_with_faults_and_after_a_c
     await ep.acall("tickets_get_ticket", {"ticket_id": 1})
     with pytest.raises(EpisodeError, match="a turn start is taken before the turn's first call or reply"):
         ep.turn_start()
+
+
+def test_a_trainer_branches_a_late_turn_from_its_start_with_the_sync_api() -> None:
+    task = ticket_task()
+    cache = SeedCache()
+    first = Episode(task, cache=cache)
+    first.reset()
+    first.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
+    first.reply("Done.")
+    first.next_turn()
+    start = first.turn_start()
+    branches = []
+    for queue in ("Engineering", "Support"):
+        branch = Episode(task, cache=cache)
+        branch.resume(start)
+        assert branch.messages == start.messages and branch.turn == 1
+        branch.call("tickets_update_ticket", {"ticket_id": 1, "queue": queue})
+        branch.reply("Done.")
+        branch.next_turn()
+        verdict = branch.verdict()
+        assert verdict is not None
+        branches.append((verdict.success, [c.passed for c in verdict.checks if c.turn == 0]))
+    assert branches == [(True, [True]), (False, [True])]
