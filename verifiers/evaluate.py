@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections import OrderedDict
 from datetime import date
 from typing import Any
 
@@ -31,6 +29,7 @@ from coworkenv.state import AuditEntry
 from . import facts as fact_matchers
 from .collateral import DELIVERIES, delivery_text, new_deliveries
 from .evidence import Evidence
+from .python_checks import python_verdicts
 from .sql_query import run_read_only_query, run_read_only_query_async
 from .verdict import CheckResult
 from .where import CheckSpecError, matches, validate_where
@@ -50,10 +49,17 @@ async def evaluate_checks(
 ) -> list[CheckResult]:
     """Evaluate each check. A check that raises fails with the exception recorded; it never passes silently."""
     results = []
+    python = [c for c in checks if isinstance(c, PythonCheck)]
+    judged = (
+        dict(zip(map(id, python), await python_verdicts(python, evidence), strict=True)) if python else {}
+    )
     for check in checks:
         try:
             if isinstance(check, PythonCheck):
-                passed, message = await _python(check, evidence)
+                verdict = judged[id(check)]
+                if isinstance(verdict, Exception):
+                    raise verdict
+                passed, message = verdict
             elif isinstance(check, SqlEquals):  # bounded, and off the event loop
                 actual = await run_read_only_query_async(evidence.conn(check.state), check.query)
                 passed, message = _sql_result(check, actual)
@@ -219,54 +225,6 @@ def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
         shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
         return False, f"{len(outside)} change(s) outside the allowed set: {shown}"
     return True, "every change is within the allowed set"
-
-
-#: Verdicts of Python checks by (code, initial state, judged state, audit log): a check is a
-#: function of those, so judging the same state again (validation replays the same early turns
-#: in every mutant and variant) reuses the verdict instead of starting a sandbox again.
-_PYTHON_VERDICTS: OrderedDict[str, tuple[bool, str]] = OrderedDict()
-PYTHON_VERDICTS_KEPT = 4096
-
-
-def _python_key(check: PythonCheck, ev: Evidence, audit: list[dict[str, Any]]) -> str:
-    calls = [{k: v for k, v in e.items() if k != "latency_ms"} for e in audit]
-    text = json.dumps(
-        [check.code, ev.initial.content_hash(), ev.final.content_hash(), calls],
-        sort_keys=True,
-        separators=(",", ":"),
-        default=str,
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-async def _python(check: PythonCheck, ev: Evidence) -> tuple[bool, str]:
-    from .sandbox import MAX_ERROR_CHARS, SandboxLimits, run_sandboxed_async  # imported only when needed
-
-    audit = [e.model_dump(mode="json") for e in ev.audit]
-    key = _python_key(check, ev, audit)
-    if key in _PYTHON_VERDICTS:
-        _PYTHON_VERDICTS.move_to_end(key)
-        return _PYTHON_VERDICTS[key]
-    result = await run_sandboxed_async(
-        check.code,
-        "check",
-        databases={"initial": ev.initial.conn.serialize(), "final": ev.final.conn.serialize()},
-        payload={"audit": audit},
-        limits=SandboxLimits(),
-    )
-    if result.status != "ok":
-        raise RuntimeError(f"python check {result.status}: {result.error}")
-    value = result.value
-    if isinstance(value, bool):
-        verdict = value, "python check returned " + str(value)
-    elif isinstance(value, list) and len(value) == 2 and isinstance(value[0], bool):
-        verdict = value[0], str(value[1])[:MAX_ERROR_CHARS]  # a check's words are bounded like its errors
-    else:
-        raise TypeError(f"check() must return a bool or (bool, message), not {value!r}")
-    _PYTHON_VERDICTS[key] = verdict
-    if len(_PYTHON_VERDICTS) > PYTHON_VERDICTS_KEPT:
-        _PYTHON_VERDICTS.popitem(last=False)
-    return verdict
 
 
 def fact_holds(text: str, fact: Fact, ev: Evidence) -> bool:

@@ -1034,20 +1034,75 @@ async def test_a_python_checks_message_is_bounded(initial: Workspace, final: Wor
 async def test_a_python_verdict_is_reused_for_the_same_state_and_calls_only(
     initial: Workspace, final: Workspace
 ) -> None:
-    from coworkenv.verifiers import evaluate as evaluate_module
+    from coworkenv.verifiers import python_checks
 
     code = "def check(initial, final, audit):\n    n = final.execute('SELECT count(*) FROM tickets_tickets').fetchone()[0]\n    return (True, f'{n} tickets')\n"
-    evaluate_module._PYTHON_VERDICTS.clear()
+    python_checks._VERDICTS.clear()
     first = await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
     again = await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
-    assert (first.message, again.message, len(evaluate_module._PYTHON_VERDICTS)) == (
+    assert (first.message, again.message, len(python_checks._VERDICTS)) == (
         "3 tickets",
         "3 tickets",
         1,
     )
     final.conn.execute("UPDATE tickets_tickets SET priority = 'urgent' WHERE id = 3")  # another state
     changed = await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
-    assert (changed.message, len(evaluate_module._PYTHON_VERDICTS)) == ("3 tickets", 2)
+    assert (changed.message, len(python_checks._VERDICTS)) == ("3 tickets", 2)
     record(final, "get_ticket", {"ticket_id": 1})  # other calls: judged again
     await evaluate({"type": "python", "id": "count", "code": code}, initial, final)
-    assert len(evaluate_module._PYTHON_VERDICTS) == 3
+    assert len(python_checks._VERDICTS) == 3
+
+
+async def test_the_python_checks_of_one_evaluation_share_one_sandbox_and_a_failing_one_runs_alone(
+    initial: Workspace, final: Workspace
+) -> None:
+    from coworkenv.verifiers import python_checks
+
+    python_checks.forget_python_verdicts()
+    # The first check leaves a mark on a module; the second sees it only in the same process.
+    mark = (
+        "def check(initial, final, audit):\n    import json\n    json.coworkenv_mark = 1\n    return True\n"
+    )
+    seen = "def check(initial, final, audit):\n    import json\n    return (hasattr(json, 'coworkenv_mark'), 'looked')\n"
+    raises = "def check(initial, final, audit):\n    return 1 / 0\n"
+    wrong = "def check(initial, final, audit):\n    return 'yes'\n"
+    forbidden = "def check(initial, final, audit):\n    open('/etc/passwd').read()\n    return True\n"
+    checks = [
+        spec({"type": "python", "id": f"c{i}", "code": c}) for i, c in enumerate([mark, seen, raises, wrong])
+    ]
+    results = await evaluate_checks(checks, Evidence(initial, final, final.audit.entries(), ME))
+    assert [(r.passed, r.message, r.error) for r in results] == [
+        (True, "python check returned True", None),
+        (True, "looked", None),
+        (
+            False,
+            "the check could not be evaluated",
+            "RuntimeError: python check error: ZeroDivisionError: division by zero (line 2)",
+        ),
+        (
+            False,
+            "the check could not be evaluated",
+            "TypeError: check() must return a bool or (bool, message), not 'yes'",
+        ),
+    ]
+    python_checks.forget_python_verdicts()
+    alone = await evaluate_checks(
+        [spec({"type": "python", "id": "s", "code": seen})],
+        Evidence(initial, final, final.audit.entries(), ME),
+    )
+    assert (alone[0].passed, alone[0].message) == (False, "looked")
+    # A forbidden act ends the shared run: the other check is judged alone, as if unshared.
+    python_checks.forget_python_verdicts()
+    pair = [
+        spec({"type": "python", "id": "f", "code": forbidden}),
+        spec({"type": "python", "id": "m", "code": mark}),
+    ]
+    results = await evaluate_checks(pair, Evidence(initial, final, final.audit.entries(), ME))
+    assert [
+        (r.passed, r.error is not None and r.error.startswith("RuntimeError: python check forbidden"))
+        for r in results
+    ] == [
+        (False, True),
+        (True, False),
+    ]
+    assert results[1].message == "python check returned True"
