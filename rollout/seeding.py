@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 
 from coworkenv.servers import create_workspace, get_service
 from coworkenv.servers.demo import demo_snapshot, world_snapshot
@@ -78,29 +79,47 @@ def _inline_world_snapshot(world_json: str, services: tuple[str, ...]) -> Snapsh
     return world_snapshot(parse_world(world_json, source="seed.procedural.params.world"), services)
 
 
+def seed_snapshot(task: Task) -> Snapshot:
+    """The task's seeded state as a snapshot, marked as the base that every episode's diffs
+    and hashes are relative to. Raises `SeedError` when the seed cannot load."""
+    seeded = seed_workspace(task)
+    seeded.mark_base()
+    return seeded.snapshot()
+
+
+#: Seeded snapshots a `SeedCache` keeps (the least recently used is dropped first).
+SEEDS_KEPT = 256
+
+
 class SeedCache:
     """Snapshots of seeded workspaces keyed by what the seed is built from (`Task.seed_hash`:
     a task's variants share one), so each episode is a cheap fork, and each task's goal
     footprint, derived once."""
 
     def __init__(self) -> None:
-        self._snapshots: dict[str, Snapshot] = {}
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._hashes: dict[str, str] = {}
         self.footprints: dict[str, Footprint] = {}
         """Goal footprints by task hash (see `runner.reference_footprint`)."""
 
     def snapshot(self, task: Task) -> Snapshot:
         key = task.seed_hash
-        if key not in self._snapshots:
-            seeded = seed_workspace(task)
-            seeded.mark_base()  # diffs and hashes of every episode are then relative to the seed
-            self._snapshots[key] = seeded.snapshot()
-        return self._snapshots[key]
+        snapshot = self._snapshots.get(key)
+        if snapshot is None:
+            snapshot = seed_snapshot(task)
+            self.keep(task, snapshot)
+        else:
+            self._snapshots.move_to_end(key)
+        return snapshot
 
     def keep(self, task: Task, snapshot: Snapshot) -> None:
-        """Use `snapshot` as the task's seeded state: one `snapshot(task)` built elsewhere
-        (another process builds the seed once and hands it to the validating worker)."""
+        """Use `snapshot` as the task's seeded state: one `seed_snapshot(task)` built
+        elsewhere (another process builds the seed once and hands it to the validating
+        worker). The `SEEDS_KEPT` most recently used are kept."""
         self._snapshots[task.seed_hash] = snapshot
+        self._snapshots.move_to_end(task.seed_hash)
+        if len(self._snapshots) > SEEDS_KEPT:
+            self._snapshots.popitem(last=False)
 
     def fork(self, task: Task) -> Workspace:
         return self.snapshot(task).fork()

@@ -85,7 +85,7 @@ def current_user(ws: Workspace) -> str:
 def workspace_of(ctx: Context) -> Workspace:
     """The workspace behind the server that received this tool call.
 
-    `WorkspaceServer.call_tool` names it for the duration of the call (reading it from
+    `WorkspaceServer.call_on` names it for the duration of the call (reading it from
     `ctx.mcp_server` costs a few microseconds of pydantic attribute lookups per call)."""
     ws = _SERVED.get()
     if ws is None:

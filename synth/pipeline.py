@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from coworkenv.files import TEMP_SUFFIX, atomic_write_text
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.seeding import SeedError
+from coworkenv.rollout.seeding import SeedError, seed_snapshot
 from coworkenv.rollout.validation import ValidationReport, validate_task
 from coworkenv.state import Snapshot
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
@@ -266,9 +266,9 @@ async def evaluate_draft(
     record.passed.append("unique")
     if validator is not None:
         # The seed is built here, where drafting has already rendered its world; a worker
-        # forks it instead of rendering the world again.
+        # forks it instead of rendering the world again. It is not kept here.
         try:
-            seed: Snapshot | None = cache.snapshot(task)
+            seed: Snapshot | None = seed_snapshot(task)
         except SeedError:
             seed = None  # the validator reports why, in the seed stage
         report = ValidationReport.model_validate_json(await validator(task.model_dump_json(), seed))

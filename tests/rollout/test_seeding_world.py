@@ -80,3 +80,16 @@ def test_a_seed_built_elsewhere_is_kept_and_forked_not_built_again() -> None:
     worker.keep(task, built)
     assert worker.snapshot(task) is built
     assert worker.fork(task).content_hash() == SeedCache().fork(task).content_hash()
+
+
+def test_a_seed_cache_keeps_the_most_recently_used_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from coworkenv.rollout import seeding
+
+    monkeypatch.setattr(seeding, "SEEDS_KEPT", 2)
+    cache = SeedCache()
+    a, b, c = (ticket_task(id=f"t-{n}") for n in "abc")
+    first_a, first_b = cache.snapshot(a), cache.snapshot(b)
+    assert cache.snapshot(a) is first_a  # used again: now the most recent
+    first_c = cache.snapshot(c)  # drops b, the least recently used
+    assert cache.snapshot(a) is first_a and cache.snapshot(c) is first_c
+    assert cache.snapshot(b) is not first_b  # built again
