@@ -22,7 +22,7 @@ from coworkenv.verifiers import Footprint
 from .episode import Episode, TurnStart, turn_prefix_key
 from .policies import OraclePolicy
 from .record import EpisodeRecord
-from .runner import play_turns, run_episode
+from .runner import play_turns
 from .seeding import SeedCache
 
 __all__ = ["ReferenceStart", "play_reference", "play_variant"]
@@ -70,20 +70,34 @@ def latest_shared(task: Task, starts: list[ReferenceStart]) -> ReferenceStart | 
 
 
 async def play_variant(
-    task: Task, starts: list[ReferenceStart], cache: SeedCache, footprint: Footprint
+    task: Task,
+    starts: list[ReferenceStart],
+    cache: SeedCache,
+    footprint: Footprint,
+    *,
+    until_failed: bool = False,
 ) -> EpisodeRecord:
     """The oracle's record on `task`, a variant of the reference `starts` were kept from:
-    resumed at the latest turn start it shares, else played from the seed."""
-    start = latest_shared(task, starts)
-    if start is None:
-        return await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
+    resumed at the latest turn start it shares, else played from the seed. With
+    `until_failed`, play stops after the first turn with a failed check: the episode can no
+    longer succeed (mutants need to know no more), and the turns not played are judged on
+    the state it stopped in."""
     started = time.perf_counter()
     policy = OraclePolicy()
     episode = Episode(task, cache=cache, footprint=footprint, policy=policy.name, actor=policy.actor)
-    await episode.aresume(start.episode)
-    turn = start.episode.turn
-    policy.progress(episode.session, turn).results.update(copy.deepcopy(start.results))
-    await play_turns(episode, policy, turn)
+    start = latest_shared(task, starts)
+    if start is None:
+        turn = 0
+        await episode.areset()
+    else:
+        turn = start.episode.turn
+        await episode.aresume(start.episode)
+        policy.progress(episode.session, turn).results.update(copy.deepcopy(start.results))
+    await play_turns(episode, policy, turn, stop_after=_has_failed if until_failed else None)
     record = await episode.arecord()
     record.timings.total = time.perf_counter() - started
     return record
+
+
+def _has_failed(episode: Episode) -> bool:
+    return any(not r.passed for r in episode.turn_results[-1])

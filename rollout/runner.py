@@ -67,9 +67,11 @@ async def play_turns(
     first: int,
     user_simulator: UserSimulator | None = None,
     on_turn_start: Callable[[Episode, int], None] | None = None,
+    stop_after: Callable[[Episode], bool] | None = None,
 ) -> None:
     """Let the policy play the episode's turns from `first` (the turn in play) to the last;
-    `on_turn_start` sees each turn begin, before the policy acts. A failure marks the
+    `on_turn_start` sees each turn begin, before the policy acts, and play stops early after
+    a turn (judged, the next one begun) for which `stop_after` says so. A failure marks the
     episode as an error, never raises."""
     try:
         with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
@@ -78,6 +80,8 @@ async def play_turns(
                     on_turn_start(episode, i)
                 await _play_turn(episode, policy, i, user_simulator)
                 await episode.anext_turn()
+                if stop_after is not None and stop_after(episode):
+                    return
     except TimeoutError:
         episode.fail(f"the episode ran past {EPISODE_TIMEOUT_SECONDS} s")
     except Exception as raised:  # recorded as data: a bad episode is a record, not a crash

@@ -315,7 +315,7 @@ async def _run_mutants(
     passes: dict[str, int] = defaultdict(int)
     ran = 0
     for variant in mutants(task, seed, footprint):
-        record = await play_variant(variant.task, starts, cache, footprint)
+        record = await play_variant(variant.task, starts, cache, footprint, until_failed=True)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent
         if record.status != "completed" and variant.kind == "guess":

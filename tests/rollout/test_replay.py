@@ -96,3 +96,25 @@ def test_a_trainer_branches_a_late_turn_from_its_start_with_the_sync_api() -> No
         assert verdict is not None
         branches.append((verdict.success, [c.passed for c in verdict.checks if c.turn == 0]))
     assert branches == [(True, [True]), (False, [True])]
+
+
+async def test_a_mutant_stops_after_the_turn_whose_checks_it_fails_and_stays_killed() -> None:
+    task = build_task("support_day", 0)
+    cache = SeedCache()
+    footprint = await reference_footprint(task, cache)
+    _, starts = await play_reference(task, cache, footprint)
+    assert task.turns[1].solution[2].tool == "calendar_create_event"
+    wrong = replace_step(task, 1, 2)  # the call is never booked
+    full = await play_variant(wrong, starts, cache, footprint)
+    # Played on, the reference's later steps break on the missing event (turn 4 moves it).
+    assert (full.status, full.verdict) == ("error", None)
+    assert full.error is not None and full.error.startswith(
+        "turns[4].solution[1] (calendar_update_event) failed"
+    )
+    stopped = await play_variant(wrong, starts, cache, footprint, until_failed=True)
+    assert stopped.verdict is not None
+    assert (stopped.status, stopped.success) == ("completed", False)
+    assert [t.success for t in stopped.verdict.turns] == [True, False, False, False, False, False, False]
+    failed = {c.id for c in stopped.verdict.turns[1].checks if not c.passed}
+    assert "call-booked" in failed
+    assert len(stopped.timings.turns) == 3  # turns 0 and 1 played, turn 2 begun and judged as it stood
