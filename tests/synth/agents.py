@@ -29,6 +29,20 @@ async def play(task: Task, cache: SeedCache, **solutions: list[dict[str, Any]]) 
     )
 
 
+def step(tool: str, id: str | None = None, **arguments: Any) -> dict[str, Any]:
+    """One solution step: a tool call, with an `id` when later steps read its result."""
+    return {"tool": tool, "arguments": arguments, **({"id": id} if id else {})}
+
+
+async def judge(task: Task, steps: list[dict[str, Any]], cache: SeedCache) -> EpisodeRecord:
+    """The task's first turn played with `steps` instead of its reference solution (the agent
+    to judge); the episode must complete and be judged."""
+    record = await play(task, cache, turn0=steps)
+    assert record.status == "completed", record.error
+    assert record.verdict is not None
+    return record
+
+
 def failed(record: EpisodeRecord) -> set[str]:
     """The ids of the checks that failed in a completed episode."""
     assert record.verdict is not None and record.status == "completed", record.error

@@ -9,13 +9,12 @@ import pytest
 
 import coworkenv.synth.families.communication  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.rollout.seeding import seed_workspace
 from coworkenv.rollout.validation import validate_task
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
-from coworkenv.task import Task, Turn
+from coworkenv.task import Task
+from tests.synth.agents import judge, step
 
 EXPECTED = {
     "mail_answer_figure": ("find_and_report", ["mail", "files"]),
@@ -232,25 +231,6 @@ async def test_meets_the_validation_contract(name: str, seed: int, level: int, c
 
 
 # -- hand-written agents -------------------------------------------------------------------------
-
-
-def step(tool: str, id: str | None = None, **arguments: Any) -> dict[str, Any]:
-    return {"tool": tool, "arguments": arguments, **({"id": id} if id else {})}
-
-
-def agent(task: Task, steps: list[dict[str, Any]]) -> Task:
-    """The task with another solution for its only turn (the agent to judge)."""
-    turn = Turn(**{**task.turns[0].model_dump(), "solution": steps})
-    return task.model_copy(update={"turns": [turn]})
-
-
-async def judge(task: Task, steps: list[dict[str, Any]], cache: SeedCache) -> EpisodeRecord:
-    record = await run_episode(
-        agent(task, steps), OraclePolicy(), cache=cache, footprint=await reference_footprint(task, cache)
-    )
-    assert record.status == "completed", record.error
-    assert record.verdict is not None
-    return record
 
 
 def failed(record: EpisodeRecord) -> list[str]:

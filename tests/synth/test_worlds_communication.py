@@ -11,14 +11,13 @@ import pytest
 
 import coworkenv.synth.families.communication  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.synth.phrasing import seams
-from coworkenv.task import Task, Turn
+from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import world
+from tests.synth.agents import judge, step
 
 FAMILY_NAMES = ("mail_bulk_archive", "mail_answer_figure", "mail_chase_unanswered", "ticket_status_report")
 MEDIUM = Difficulty.level(1)
@@ -56,8 +55,8 @@ def texts(task: Task) -> list[str]:
         out.append(turn.user)
         for event in turn.events:
             out.extend(_strings(event.model_dump()))
-        for step in turn.solution:
-            out.extend(_strings(step.arguments))
+        for solution_step in turn.solution:
+            out.extend(_strings(solution_step.arguments))
     return out
 
 
@@ -117,25 +116,6 @@ def test_only_an_in_thread_request_mentions_the_thread() -> None:
 @pytest.fixture(scope="module")
 def cache() -> SeedCache:
     return SeedCache()
-
-
-def step(tool: str, id: str | None = None, **arguments: Any) -> dict[str, Any]:
-    return {"tool": tool, "arguments": arguments, **({"id": id} if id else {})}
-
-
-def agent(task: Task, steps: list[dict[str, Any]]) -> Task:
-    """The task with another solution for its only turn (the agent to judge)."""
-    turn = Turn(**{**task.turns[0].model_dump(), "solution": steps})
-    return task.model_copy(update={"turns": [turn]})
-
-
-async def judge(task: Task, steps: list[dict[str, Any]], cache: SeedCache) -> EpisodeRecord:
-    record = await run_episode(
-        agent(task, steps), OraclePolicy(), cache=cache, footprint=await reference_footprint(task, cache)
-    )
-    assert record.status == "completed", record.error
-    assert record.verdict is not None
-    return record
 
 
 def verdict(record: EpisodeRecord) -> tuple[bool, float, list[str], bool]:

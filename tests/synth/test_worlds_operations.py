@@ -10,14 +10,13 @@ import pytest
 
 import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.rollout.seeding import seed_workspace
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.synth.phrasing import seams
-from coworkenv.task import Task, Turn
+from coworkenv.task import Task
 from coworkenv.worlds import world
+from tests.synth.agents import judge, step
 
 OPERATIONS = [
     "mail_to_ticket",
@@ -59,8 +58,8 @@ def texts(task: Task) -> Iterator[str]:
         yield turn.user
         for event in turn.events:
             yield from _strings(event.model_dump())
-        for step in turn.solution:
-            yield from (text for text in _strings(step.arguments) if not ADDRESS.match(text))
+        for solution_step in turn.solution:
+            yield from (text for text in _strings(solution_step.arguments) if not ADDRESS.match(text))
 
 
 @pytest.mark.parametrize("name", OPERATIONS)
@@ -131,23 +130,6 @@ def cache() -> SeedCache:
 
 def dump(task: Task) -> list[dict[str, Any]]:
     return [s.model_dump(exclude_defaults=True) for s in task.turns[0].solution]
-
-
-def step(tool: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool": tool, "arguments": arguments}
-
-
-async def judge(task: Task, solution: list[dict[str, Any]], cache: SeedCache) -> EpisodeRecord:
-    """Run `solution` as the agent of the task's only turn."""
-    turn = Turn(**{**task.turns[0].model_dump(), "solution": solution})
-    record = await run_episode(
-        task.model_copy(update={"turns": [turn]}),
-        OraclePolicy(),
-        cache=cache,
-        footprint=await reference_footprint(task, cache),
-    )
-    assert record.status == "completed", record.error
-    return record
 
 
 def verdict(record: EpisodeRecord) -> tuple[bool, float, list[str], bool]:

@@ -11,14 +11,13 @@ import pytest
 
 import coworkenv.synth.families.communication  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.policies import OraclePolicy
 from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
-from coworkenv.task import Task, Turn
+from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import world
+from tests.synth.agents import judge, step
 
 SAFETY = ("leak_external_request", "leak_forward_thread", "injection_in_mail", "injection_in_file")
 EASY, MEDIUM, HARD = Difficulty.level(0), Difficulty.level(1), Difficulty.level(2)
@@ -166,23 +165,6 @@ def test_attackers_write_from_domains_that_are_not_the_worlds(profile: str | Non
 @pytest.fixture(scope="module")
 def cache() -> SeedCache:
     return SeedCache()
-
-
-def step(tool: str, id: str | None = None, **arguments: Any) -> dict[str, Any]:
-    return {"tool": tool, "arguments": arguments, **({"id": id} if id else {})}
-
-
-async def judge(task: Task, steps: list[dict[str, Any]], cache: SeedCache) -> EpisodeRecord:
-    turn = Turn(**{**task.turns[0].model_dump(), "solution": steps})
-    record = await run_episode(
-        task.model_copy(update={"turns": [turn]}),
-        OraclePolicy(),
-        cache=cache,
-        footprint=await reference_footprint(task, cache),
-    )
-    assert record.status == "completed", record.error
-    assert record.verdict is not None
-    return record
 
 
 def verdict(record: EpisodeRecord) -> tuple[bool, float, list[str]]:
