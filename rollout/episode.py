@@ -226,6 +226,10 @@ class Episode:
         self._verdict: Verdict | None = None
         self._verdict_done = False
         self.status: Status = "completed"
+        self.boundaries: list[int] = []
+        self.user_replies: list[int] = []
+        self.event_errors: list[str] = []
+        self.turn_results: list[list[CheckResult]] = []
 
     # -- state -------------------------------------------------------------------------
 
@@ -272,27 +276,13 @@ class Episode:
         raises `SeedError`. Resetting again starts over on a fresh fork."""
         await anyio.lowlevel.checkpoint()  # let other episodes run (and cancellation in)
         self._started = time.perf_counter()
-        snapshot = self.cache.snapshot(self.task)
-        self._initial, self._workspace = snapshot.fork(), snapshot.fork()
-        ws = self._workspace
-        prompt = system_prompt(self.task, ws)
-        self.timings = Timings(seed=time.perf_counter() - self._started)
-        ws.actor = self.actor
         faults = None
         if self.faults is not None:
             faults = FaultInjector(self.faults, stream=f"{self.task.id}:{self.trial}")
-        client = InProcessClient(shared_server(ws.services), ws, faults)
-        tools = await client.list_tools()
-        self._session = AgentSession(client, tools, [{"role": "system", "content": prompt}], trial=self.trial)
-        self.status = "completed"
-        self.error: str | None = None
-        self.boundaries: list[int] = []
-        self.user_replies: list[int] = []
-        self.event_errors: list[str] = []
-        self.turn_results: list[list[CheckResult]] = []
-        self._judging = 0.0
-        self._verdict = None
-        self._verdict_done = False
+        messages: list[dict[str, Any]] = []
+        tools = await self._open(self.cache.snapshot(self.task), messages, faults)
+        prompt = system_prompt(self.task, self.workspace)
+        messages.append({"role": "system", "content": prompt})
         self._turn = None
         self._begin_turn(0)
         mcp_forms, openai_forms = _tool_forms(tools)
@@ -340,34 +330,47 @@ class Episode:
             )
         await anyio.lowlevel.checkpoint()
         self._started = time.perf_counter()
-        self._initial, self._workspace = self.cache.snapshot(self.task).fork(), start.workspace.fork()
-        ws = self._workspace
-        self.timings = Timings(seed=time.perf_counter() - self._started, turns=list(start.turn_seconds))
-        ws.actor = self.actor
-        client = InProcessClient(shared_server(ws.services), ws)
-        tools = await client.list_tools()
-        session = AgentSession(client, tools, copy.deepcopy(start.messages), trial=self.trial)
+        await self._open(start.workspace, copy.deepcopy(start.messages), None)
+        session = self.session
         session.stats, session.truncated, session.next_id = (
             dict(start.stats),
             start.truncated,
             start.next_call_id,
         )
         session.limit = self.limits.max_tool_calls_per_turn
-        self._session = session
-        self.status = "completed"
-        self.error = None
+        self.timings.turns = list(start.turn_seconds)
         self.boundaries = list(start.boundaries)
         self.user_replies = list(start.user_replies)
         self.event_errors = list(start.event_errors)
         self.turn_results = [list(r) for r in start.turn_results]
-        self._judging = 0.0
-        self._verdict = None
-        self._verdict_done = False
         self._turn_started = time.perf_counter()
         self._seq = start.seq
         self._turn = start.turn
         self._answers = 0
         self._clarified = False
+
+    async def _open(
+        self, state: Snapshot, messages: list[dict[str, Any]], faults: FaultInjector | None
+    ) -> list[Any]:
+        """Fork the seed for the verifier and `state` for the agent, connect a session that
+        starts from `messages`, and clear what a previous run left; returns the tools."""
+        self._initial, self._workspace = self.cache.snapshot(self.task).fork(), state.fork()
+        ws = self._workspace
+        self.timings = Timings(seed=time.perf_counter() - self._started)
+        ws.actor = self.actor
+        client = InProcessClient(shared_server(ws.services), ws, faults)
+        tools = await client.list_tools()
+        self._session = AgentSession(client, tools, messages, trial=self.trial)
+        self.status = "completed"
+        self.error: str | None = None
+        self.boundaries = []
+        self.user_replies = []
+        self.event_errors = []
+        self.turn_results = []
+        self._judging = 0.0
+        self._verdict = None
+        self._verdict_done = False
+        return tools
 
     async def acall(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolOutcome:
         """Call a tool as the agent: the call and its result join the transcript (with

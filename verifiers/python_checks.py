@@ -55,10 +55,11 @@ def forget_python_verdicts() -> None:
 async def python_verdicts(checks: list[PythonCheck], ev: Evidence) -> list[Verdict | Exception]:
     """Each check's (passed, message), or the exception that judging it raised, in order."""
     audit = [e.model_dump(mode="json") for e in ev.audit]
+    judged = _judged(ev, audit)
     out: list[Verdict | Exception | None] = [None] * len(checks)
     pending: list[tuple[int, str]] = []
     for i, check in enumerate(checks):
-        key = _key(check, ev, audit)
+        key = hashlib.sha256(f"{check.code}\0{judged}".encode()).hexdigest()
         if key in _VERDICTS:
             _VERDICTS.move_to_end(key)
             out[i] = _VERDICTS[key]
@@ -79,15 +80,16 @@ async def python_verdicts(checks: list[PythonCheck], ev: Evidence) -> list[Verdi
     return [v for v in out if v is not None]
 
 
-def _key(check: PythonCheck, ev: Evidence, audit: list[dict[str, Any]]) -> str:
+def _judged(ev: Evidence, audit: list[dict[str, Any]]) -> str:
+    """What a check judges, as one text: both states' content hashes and the calls (their
+    latencies left out), computed once for all the checks of an evaluation."""
     calls = [{k: v for k, v in e.items() if k != "latency_ms"} for e in audit]
-    text = json.dumps(
-        [check.code, ev.initial.content_hash(), ev.final.content_hash(), calls],
+    return json.dumps(
+        [ev.initial.content_hash(), ev.final.content_hash(), calls],
         sort_keys=True,
         separators=(",", ":"),
         default=str,
     )
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _keep(key: str, verdict: Verdict) -> Verdict:
