@@ -220,6 +220,7 @@ class Episode:
         self._session: AgentSession | None = None
         self._initial: Workspace | None = None
         self._workspace: Workspace | None = None
+        self._closed = False
         self._turn: int | None = None
         self._answers = 0  # scripted answers given in the turn in play
         self._clarified = False  # whether the turn's clarification was answered
@@ -244,15 +245,38 @@ class Episode:
     def workspace(self) -> Workspace:
         """The episode's live workspace (read it, do not write it: writes bypass the audit)."""
         if self._workspace is None:
-            raise EpisodeError("the episode has not started: call reset() first")
+            raise EpisodeError(self._not_open())
         return self._workspace
 
     @property
     def initial(self) -> Workspace:
         """The episode's workspace as it was at reset, before turn 0's events."""
         if self._initial is None:
-            raise EpisodeError("the episode has not started: call reset() first")
+            raise EpisodeError(self._not_open())
         return self._initial
+
+    def _not_open(self) -> str:
+        if self._closed:
+            return (
+                "the episode is closed: its workspaces went back to the seed cache; reset() starts a new run"
+            )
+        return "the episode has not started: call reset() first"
+
+    def close(self) -> None:
+        """End the run: its two workspaces go back to the seed cache, put back to the seed,
+        for the next episode of the task to start from without a new fork (see
+        `state.forks`). Take what you need first (`record()`, `workspace.snapshot()`):
+        from now on `workspace` and `initial` raise, and a workspace object kept from them
+        is closed. The transcript stays readable. `reset()` and `resume()` close the
+        previous run themselves; closing twice does nothing."""
+        if self._workspace is None and self._initial is None:
+            return
+        forks = self.cache.forks(self.task)
+        for ws in (self._workspace, self._initial):
+            if ws is not None:
+                forks.give_back(ws)
+        self._workspace = self._initial = None
+        self._closed = True
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -352,9 +376,14 @@ class Episode:
     async def _open(
         self, state: Snapshot, messages: list[dict[str, Any]], faults: FaultInjector | None
     ) -> list[Any]:
-        """Fork the seed for the verifier and `state` for the agent, connect a session that
-        starts from `messages`, and clear what a previous run left; returns the tools."""
-        self._initial, self._workspace = self.cache.snapshot(self.task).fork(), state.fork()
+        """Fork the seed for the verifier and `state` for the agent (warm forks from the
+        seed cache where they are the seed), connect a session that starts from `messages`,
+        and clear what a previous run left, giving its workspaces back; returns the tools."""
+        self.close()
+        self._closed = False
+        forks = self.cache.forks(self.task)
+        self._initial = forks.take()
+        self._workspace = forks.take() if state is forks.snapshot else state.fork()
         ws = self._workspace
         self.timings = Timings(seed=time.perf_counter() - self._started)
         ws.actor = self.actor

@@ -53,6 +53,7 @@ async def play_reference(
     await episode.areset()
     await play_turns(episode, policy, 0, on_turn_start=keep)
     record = await episode.arecord()
+    episode.close()
     record.timings.total = time.perf_counter() - started
     return record, starts
 
@@ -95,6 +96,7 @@ async def play_variant(
         policy.progress(episode.session, turn).results.update(copy.deepcopy(start.results))
     await play_turns(episode, policy, turn, stop_after=_has_failed if until_failed else None)
     record = await episode.arecord()
+    episode.close()
     record.timings.total = time.perf_counter() - started
     return record
 

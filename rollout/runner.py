@@ -154,6 +154,8 @@ async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
                 played.initial, played.workspace, played.workspace.audit.entries(), task.user_email
             )
             cache.footprints[key] = await footprint_of_run(task, evidence)
+        assert played.episode is not None
+        played.episode.close()
     return cache.footprints[key]
 
 
@@ -194,5 +196,6 @@ async def run_episode(
     )
     await drive(episode, policy, user_simulator)
     record = await episode.arecord()
+    episode.close()
     record.timings.total = time.perf_counter() - started
     return record

@@ -8,6 +8,7 @@ from collections import OrderedDict
 from coworkenv.servers import create_workspace, get_service
 from coworkenv.servers.demo import demo_snapshot, world_snapshot
 from coworkenv.state import Snapshot, Workspace, format_time
+from coworkenv.state.forks import ForkPool
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint
@@ -98,6 +99,7 @@ class SeedCache:
 
     def __init__(self) -> None:
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
+        self._pools: dict[str, ForkPool] = {}
         self._hashes: dict[str, str] = {}
         self.footprints: dict[str, Footprint] = {}
         """Goal footprints by task hash (see `runner.reference_footprint`)."""
@@ -116,12 +118,27 @@ class SeedCache:
         """Use `snapshot` as the task's seeded state: one `seed_snapshot(task)` built
         elsewhere (another process builds the seed once and hands it to the validating
         worker). The `SEEDS_KEPT` most recently used are kept."""
-        self._snapshots[task.seed_hash] = snapshot
-        self._snapshots.move_to_end(task.seed_hash)
+        key = task.seed_hash
+        self._snapshots[key] = snapshot
+        self._snapshots.move_to_end(key)
+        if key in self._pools and self._pools[key].snapshot is not snapshot:
+            self._pools.pop(key).close()
         if len(self._snapshots) > SEEDS_KEPT:
-            self._snapshots.popitem(last=False)
+            dropped, _ = self._snapshots.popitem(last=False)
+            if dropped in self._pools:
+                self._pools.pop(dropped).close()
+
+    def forks(self, task: Task) -> ForkPool:
+        """The warm forks of the task's seeded state: episodes take their workspaces from
+        it and give them back when closed (see `state.forks`)."""
+        snapshot = self.snapshot(task)
+        pool = self._pools.get(task.seed_hash)
+        if pool is None:
+            pool = self._pools[task.seed_hash] = ForkPool(snapshot)
+        return pool
 
     def fork(self, task: Task) -> Workspace:
+        """A new fork of the task's seeded state, the caller's to keep."""
         return self.snapshot(task).fork()
 
     def initial_hash(self, task: Task) -> str:

@@ -53,6 +53,10 @@ class AuditLog:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
+    def rebind(self, conn: sqlite3.Connection) -> None:
+        """Read and write `conn` from now on (a released workspace rebinds to a closed one)."""
+        self._conn = conn
+
     def record(
         self,
         *,

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from .tables import columns, content_tables
+from .tables import columns, content_tables, dependency_order
 
 CHANGES_TABLE = "workspace_changes"
 BASE_TABLE = "workspace_base"
@@ -101,6 +101,54 @@ def touched(conn: sqlite3.Connection) -> dict[str, dict[int, tuple[Any, ...] | N
             None if base is None else tuple(conn.execute(f"SELECT {base}").fetchone())
         )
     return out
+
+
+def revert_to_base(conn: sqlite3.Connection) -> int:
+    """Put every row the log names back as it was in the base (rowid included) and empty the
+    log: the content tables then hold the base's rows again, so a used workspace can serve
+    as a fresh fork of its base (see `state.forks`). Returns how many rows were logged.
+
+    Each row goes back the way it came: a row the run added is deleted, a changed one is
+    updated back, a removed one is inserted again, referenced tables before the tables that
+    refer to them (the order a seed is written in). So the services' own triggers (search
+    indexes, which follow the rows) end as they were too. Foreign keys are off meanwhile,
+    so no cascade reaches an untouched row. A value that moved between rows under a unique
+    constraint can make this fail: it raises `sqlite3.IntegrityError` and changes nothing.
+    Tables outside the log (meta, audit) are the caller's to restore."""
+    log = conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall()
+    if not log:
+        return 0
+    rows: dict[str, list[tuple[int, str | None]]] = {}
+    for table, rid, base in log:
+        rows.setdefault(table, []).append((rid, base))
+    order = dependency_order(conn, list(rows))
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        conn.execute("SAVEPOINT ws_revert")
+        try:
+            for table in reversed(order):
+                added = [(rid,) for rid, base in rows[table] if base is None]
+                conn.executemany(f'DELETE FROM "{table}" WHERE rowid = ?', added)
+            for table in order:
+                names = ", ".join(f'"{c}"' for c in columns(conn, table))
+                for rid, base in rows[table]:
+                    if base is None:
+                        continue
+                    # `base` is a list of quote() literals the trigger wrote: exact for every type.
+                    cursor = conn.execute(
+                        f'UPDATE "{table}" SET ({names}) = ({base}) WHERE rowid = ?', (rid,)
+                    )
+                    if cursor.rowcount == 0:
+                        conn.execute(f'INSERT INTO "{table}" (rowid, {names}) VALUES (?, {base})', (rid,))
+            conn.execute(f"DELETE FROM {CHANGES_TABLE}")
+        except BaseException:
+            conn.execute("ROLLBACK TO ws_revert")
+            conn.execute("RELEASE ws_revert")
+            raise
+        conn.execute("RELEASE ws_revert")
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
+    return len(log)
 
 
 def current_rows(

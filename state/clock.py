@@ -32,6 +32,10 @@ class Clock:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
+    def rebind(self, conn: sqlite3.Connection) -> None:
+        """Read and write `conn` from now on (a released workspace rebinds to a closed one)."""
+        self._conn = conn
+
     def now(self) -> datetime:
         """The current simulated time (timezone-aware, UTC)."""
         row = self._conn.execute("SELECT value FROM workspace_meta WHERE key = ?", (CLOCK_KEY,)).fetchone()

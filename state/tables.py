@@ -87,3 +87,35 @@ def _table_info(conn: sqlite3.Connection, table: str) -> tuple[tuple[Any, ...], 
     if memo is not None and info:  # a table that does not exist (yet) is not remembered
         memo[key] = info
     return info
+
+
+def dependency_order(conn: sqlite3.Connection, tables: list[str]) -> list[str]:
+    """`tables` with every table after the tables its foreign keys refer to (a table's
+    references to itself aside), else by name."""
+    refs = {table: sorted({row[2] for row in _foreign_keys(conn, table)} - {table}) for table in tables}
+    out: list[str] = []
+    placed: set[str] = set()
+
+    def place(table: str, path: tuple[str, ...]) -> None:
+        if table in placed or table in path:  # a cycle is broken where it is met
+            return
+        for parent in refs.get(table, []):
+            if parent in refs:
+                place(parent, (*path, table))
+        placed.add(table)
+        out.append(table)
+
+    for table in sorted(tables):
+        place(table, ())
+    return out
+
+
+def _foreign_keys(conn: sqlite3.Connection, table: str) -> tuple[tuple[Any, ...], ...]:
+    memo = _memo(conn)
+    key = ("fk", table)
+    if memo is not None and key in memo:
+        return memo[key]
+    keys = tuple(conn.execute(f'PRAGMA foreign_key_list("{table}")').fetchall())
+    if memo is not None:
+        memo[key] = keys
+    return keys

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -299,8 +300,35 @@ class Workspace:
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return True
 
+    def release(self) -> sqlite3.Connection | None:
+        """Hand over the connection and end this workspace: from now on it behaves as
+        closed (every use raises `sqlite3.ProgrammingError`), while the connection lives on
+        with whoever took it (see `state.forks`); so do the `clock`, `audit` and `db` objects
+        taken from it, though not a `conn` kept on its own. None when it was closed already."""
+        conn = self.conn
+        closed = _closed_connection()
+        # The clock, audit log and sqlite-utils view someone may hold are closed with it.
+        self.clock.rebind(closed)
+        self.audit.rebind(closed)
+        if self._db is not None:
+            self._db.conn = closed
+        self.conn = closed
+        try:
+            conn.total_changes  # noqa: B018 - raises on a closed connection
+        except sqlite3.ProgrammingError:
+            return None
+        return conn
+
     def close(self) -> None:
         self.conn.close()
+
+
+@cache
+def _closed_connection() -> sqlite3.Connection:
+    """A closed connection: what a released workspace holds."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    conn.close()
+    return conn
 
 
 def diff(before: Workspace | Snapshot, after: Workspace | Snapshot) -> WorkspaceDiff:

@@ -107,6 +107,8 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
                 error=f"no task {task_id!r}; tasks: {known}",
             )
         task = self.tasks[task_id]
+        if self.episode is not None:
+            self.episode.close()  # its workspaces serve the next episode of the task
         self.episode = Episode(task, trial=trial, seed=seed or 0, cache=self.cache, policy=POLICY_NAME)
         self.episode_id = episode_id or uuid.uuid4().hex
         self.steps = 0
@@ -120,6 +122,11 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
             done=False,
             reward=0.0,
         )
+
+    def close(self) -> None:
+        """The session ended: the episode's workspaces go back to the seed cache."""
+        if self.episode is not None:
+            self.episode.close()
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> Observation:
         raise NotImplementedError("the server calls reset_async")

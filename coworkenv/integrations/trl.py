@@ -73,6 +73,8 @@ class CoworkEnvironment:
         """Start a fresh episode of the row's task (`task_id`); the prompt is in the row."""
         task = self.tasks[row["task_id"]]
         trial = next(self._trials.setdefault(task.id, itertools.count()))
+        if self.episode is not None:
+            self.episode.close()  # its workspaces serve the next episode of the task
         self.episode = Episode(
             task,
             trial=trial,
@@ -181,7 +183,9 @@ def dataset_rows(tasks: Iterable[Task], *, repeats: int = 1) -> list[dict[str, A
     rows = []
     cache = SeedCache()
     for task in tasks:
-        start = Episode(task, cache=cache).reset()
+        episode = Episode(task, cache=cache)
+        start = episode.reset()
+        episode.close()
         prompt = [
             {"role": "system", "content": start.system_prompt},
             {"role": "user", "content": start.user_message},

@@ -1,0 +1,165 @@
+"""Warm forks: workspaces of one snapshot, handed out again once given back.
+
+A fork is a new connection holding a copy of the snapshot, and a new connection reads its
+whole schema (every table, index and change-tracking trigger) on its first statement: on
+the demo workspace that parse costs about ten times the copy itself, and every episode
+used to pay it twice (its workspace and the verifier's copy of the seed). A `ForkPool`
+keeps the connections of forks given back and puts each back to the snapshot's state by
+undoing its change log (`changes.revert_to_base`), at a cost that follows the change, not
+the workspace; the schema stays parsed.
+
+Only a snapshot at its base (seeded and marked, nothing logged since: what `SeedCache`
+holds) can be pooled, since reverting goes back to the base. A given-back workspace is
+closed to its old holder: every later use of it raises, as after `close()`. A connection
+whose schema, base or transaction state moved is not kept.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from .audit import AUDIT_TABLE
+from .changes import CHANGES_TABLE, lineage, revert_to_base
+from .tables import META_TABLE, WorkspaceConnection
+from .workspace import Snapshot, Workspace
+
+#: Given-back connections a pool keeps at most (more are closed).
+FORKS_KEPT = 8
+
+
+@dataclass(frozen=True)
+class _Base:
+    """What a connection must show to be the snapshot's base, and the rows outside the
+    change log to restore: the meta table, the audit log's length, SQLite's sequences."""
+
+    schema_version: int
+    lineage: str
+    meta: tuple[tuple[int, str, str], ...]
+    audit_seq: int
+    sequences: tuple[tuple[str, int], ...] | None
+
+
+class ForkPool:
+    """Forks of one snapshot: `take()` one, `give_back()` it when done."""
+
+    def __init__(self, snapshot: Snapshot, *, keep: int = FORKS_KEPT) -> None:
+        self.snapshot = snapshot
+        self.keep = keep
+        self._idle: list[WorkspaceConnection] = []
+        self._base: _Base | None = None
+        self._poolable: bool | None = None
+
+    def take(self) -> Workspace:
+        """A workspace holding the snapshot's state: a kept connection when there is one,
+        else a new fork."""
+        try:
+            return Workspace(self._idle.pop(), self.snapshot.services)
+        except IndexError:  # none kept (list operations are atomic: threads may share a pool)
+            pass
+        ws = self.snapshot.fork()
+        if self._poolable is None:
+            self._poolable = _at_base(ws.conn)
+            if self._poolable:
+                self._base = _read_base(ws.conn)
+        return ws
+
+    def give_back(self, ws: Workspace) -> bool:
+        """End `ws` (a workspace of this snapshot) and keep its connection for a later
+        `take()`, put back to the snapshot's state. True when kept; when not (the pool is
+        full, the snapshot cannot be pooled, or `ws` moved its schema or its base, is a
+        file or is mid-transaction) it is closed."""
+        if ws.is_file:
+            ws.close()
+            return False
+        conn = ws.release()
+        if conn is None:
+            return False
+        base = self._base
+        if (
+            base is None
+            or len(self._idle) >= self.keep
+            or ws.services != self.snapshot.services
+            or not isinstance(conn, WorkspaceConnection)
+            or not _revert(conn, base)
+        ):
+            conn.close()
+            return False
+        self._idle.append(conn)
+        return True
+
+    @property
+    def waiting(self) -> int:
+        """How many given-back connections wait for a `take()`."""
+        return len(self._idle)
+
+    def close(self) -> None:
+        """Close every kept connection."""
+        while self._idle:
+            self._idle.pop().close()
+
+
+def _at_base(conn: sqlite3.Connection) -> bool:
+    """Whether the state is its own base: tracked, marked, nothing logged since."""
+    return (
+        lineage(conn) is not None
+        and conn.execute(f"SELECT 1 FROM {CHANGES_TABLE} LIMIT 1").fetchone() is None
+    )
+
+
+def _read_base(conn: sqlite3.Connection) -> _Base:
+    (version,) = conn.execute("PRAGMA schema_version").fetchone()
+    has_sequences = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'").fetchone()
+    mark = lineage(conn)
+    assert mark is not None
+    return _Base(
+        schema_version=version,
+        lineage=mark,
+        meta=_meta(conn),
+        audit_seq=_audit_seq(conn),
+        sequences=_sequences(conn) if has_sequences else None,
+    )
+
+
+def _revert(conn: WorkspaceConnection, base: _Base) -> bool:
+    """Put the connection back to `base`; False (nothing done) when it cannot be."""
+    try:
+        if conn.in_transaction:
+            return False
+        (version,) = conn.execute("PRAGMA schema_version").fetchone()
+        if version != base.schema_version or lineage(conn) != base.lineage:
+            return False
+        if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
+            return False
+        revert_to_base(conn)
+        meta = _meta(conn)
+        if meta != base.meta:  # mostly the clock: rewrite only the rows that differ
+            kept = {row[0] for row in base.meta}
+            conn.executemany(
+                f"DELETE FROM {META_TABLE} WHERE rowid = ?", [(r[0],) for r in meta if r[0] not in kept]
+            )
+            now = set(meta)
+            conn.executemany(
+                f"INSERT OR REPLACE INTO {META_TABLE} (rowid, key, value) VALUES (?, ?, ?)",
+                [row for row in base.meta if row not in now],
+            )
+        if _audit_seq(conn) != base.audit_seq:  # the log is append-only: later rows are the run's
+            conn.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", (base.audit_seq,))
+        if base.sequences is not None and _sequences(conn) != base.sequences:
+            conn.execute("DELETE FROM sqlite_sequence")
+            conn.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", base.sequences)
+    except sqlite3.Error:
+        return False
+    return True
+
+
+def _meta(conn: sqlite3.Connection) -> tuple[tuple[int, str, str], ...]:
+    return tuple(conn.execute(f"SELECT rowid, key, value FROM {META_TABLE} ORDER BY rowid").fetchall())
+
+
+def _audit_seq(conn: sqlite3.Connection) -> int:
+    return int(conn.execute(f"SELECT coalesce(max(seq), 0) FROM {AUDIT_TABLE}").fetchone()[0])
+
+
+def _sequences(conn: sqlite3.Connection) -> tuple[tuple[str, int], ...]:
+    return tuple(conn.execute("SELECT name, seq FROM sqlite_sequence ORDER BY name").fetchall())

@@ -1,0 +1,69 @@
+"""Episodes start from warm forks: a closed episode's workspaces go back to its seed cache and
+the next episode of the task starts from them. What an episode records does not depend on
+it: the same play gives the same record from a warm fork as from a new one."""
+
+import sqlite3
+
+import pytest
+
+from coworkenv import Episode
+from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, run_episode
+from coworkenv.rollout.episode import EpisodeError
+from coworkenv.rollout.mutants import mutants
+from coworkenv.rollout.runner import reference_footprint
+from coworkenv.task import Task, load_task
+from tests.rollout.test_replay import comparable
+from tests.test_examples import EXAMPLES
+
+
+def example_tasks() -> list[Task]:
+    return [load_task(p) for p in sorted(EXAMPLES.glob("*.json"))]
+
+
+@pytest.mark.parametrize("task", example_tasks(), ids=lambda t: t.id)
+async def test_an_episode_from_a_warm_fork_records_what_one_from_a_new_fork_records(task: Task) -> None:
+    warm = SeedCache()
+    footprint = await reference_footprint(task, warm)
+    # The oracle, a no-op agent and the wrong solutions, one after another on the same
+    # cache: each starts where the one before it left the workspaces.
+    seed = warm.fork(task)
+    plays = [(task, OraclePolicy()), (task, NoopPolicy()), (task, OraclePolicy())]
+    plays += [(m.task, OraclePolicy()) for m in mutants(task, seed, footprint)[:4]]
+    for played, policy in plays:
+        record = await run_episode(played, policy, cache=warm, footprint=footprint)
+        fresh = await run_episode(played, policy, cache=SeedCache(), footprint=footprint)
+        assert comparable(record) == comparable(fresh)
+    assert warm.forks(task).waiting == 2  # the two workspaces of the last episode, reused each time
+
+
+def test_a_closed_episode_gives_its_workspaces_back_and_resets_again() -> None:
+    task = example_tasks()[0]
+    cache = SeedCache()
+    episode = Episode(task, cache=cache)
+    episode.reset()
+    kept = episode.workspace
+    conns = {episode.workspace.conn, episode.initial.conn}
+    episode.close()
+    episode.close()  # twice does nothing
+    for read in (lambda: episode.workspace, lambda: episode.initial):
+        with pytest.raises(
+            EpisodeError, match="the episode is closed: its workspaces went back to the seed cache"
+        ):
+            read()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        kept.rows("workspace_meta")
+    assert episode.messages[0]["role"] == "system"  # the transcript stays
+    episode.reset()
+    assert {episode.workspace.conn, episode.initial.conn} == conns
+    assert episode.workspace.content_hash() == cache.initial_hash(task)
+
+
+def test_a_reset_gives_the_previous_run_back_first() -> None:
+    task = example_tasks()[0]
+    episode = Episode(task, cache=SeedCache())
+    episode.reset()
+    previous = episode.workspace
+    episode.reset()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        previous.rows("workspace_meta")
+    assert episode.workspace.rows("workspace_meta")

@@ -1,0 +1,237 @@
+"""Warm forks: a workspace given back to its snapshot's pool is put back to the snapshot's
+state exactly (every row and rowid, the search index, meta, audit), whatever the run
+wrote; a connection that cannot be put back is closed, never handed out again."""
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coworkenv.state import ServiceSchema, Workspace
+from coworkenv.state.changes import revert_to_base
+from coworkenv.state.forks import ForkPool
+from coworkenv.state.tables import dependency_order
+from tests.state.test_changes import WRITES, base, put_back_a_tag
+
+MAIL_WRITES = [
+    "UPDATE mail_messages SET subject = 'moved {n}', folder = 'archive' WHERE id = {n}",
+    # cascades to recipients, labels, attachments (a message a reply refers to stays)
+    "DELETE FROM mail_messages WHERE id = {n} AND id NOT IN"
+    " (SELECT coalesce(in_reply_to, 0) FROM mail_messages UNION SELECT coalesce(forwarded_from, 0) FROM mail_messages)",
+    "INSERT INTO mail_messages (owner, thread_id, folder, from_addr, subject, body, sent_at)"
+    " SELECT owner, thread_id, 'drafts', from_addr, 'new {n}', 'body {n}', sent_at FROM mail_messages WHERE id = {n}",
+    "INSERT OR IGNORE INTO mail_recipients (message_id, kind, position, address)"
+    " SELECT max(id), 'cc', {n}, 'x{n}@example.com' FROM mail_messages",
+    "DELETE FROM mail_recipients WHERE rowid = (SELECT min(rowid) FROM mail_recipients WHERE message_id >= {n})",
+    "UPDATE tickets_comments SET id = id + 10000 WHERE id = {n}",  # the rowid itself moves
+]
+
+
+def everything(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Every row of every table with its rowid (meta, audit, change log and the search
+    index's content included; the index's b-tree pages may differ), and a search's hits."""
+    out: dict[str, Any] = {}
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+        if name.startswith("sqlite_") or name in ("mail_search", "mail_search_data", "mail_search_idx"):
+            continue
+        try:
+            out[name] = conn.execute(f'SELECT rowid, * FROM "{name}" ORDER BY rowid').fetchall()
+        except sqlite3.OperationalError:  # a WITHOUT ROWID table (the change log)
+            out[name] = sorted(conn.execute(f'SELECT * FROM "{name}"').fetchall())
+    out["search"] = conn.execute(
+        "SELECT rowid, recipients, attachments FROM mail_search WHERE mail_search MATCH 'invoice OR moved OR x1'"
+        " ORDER BY rank"
+    ).fetchall()
+    return out
+
+
+def record_call(ws: Workspace) -> int:
+    return ws.audit.record(
+        time=ws.clock.now_text(),
+        actor="agent",
+        service="mail",
+        tool="send",
+        arguments={"n": 1},
+        result={"ok": True},
+        error=None,
+        latency_ms=1.0,
+    )
+
+
+def write(ws: Workspace, writes: list[tuple[int, int]], mail: list[int]) -> None:
+    for which, n in writes:
+        if which == len(WRITES):
+            put_back_a_tag(ws.conn)
+        else:
+            ws.conn.execute(WRITES[which].format(n=n))
+    for which in mail:
+        ws.conn.execute(MAIL_WRITES[which % len(MAIL_WRITES)].format(n=1 + which % 7))
+    ws.clock.set(datetime(2026, 5, 1, 12, tzinfo=UTC))
+    ws.set_meta("note", "the run's")
+    record_call(ws)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, len(WRITES)), st.integers(1, 40)), max_size=20),
+    st.lists(st.integers(0, 40), max_size=8),
+)
+def test_a_given_back_fork_comes_back_as_the_snapshot_was(
+    writes: list[tuple[int, int]], mail: list[int]
+) -> None:
+    pool = ForkPool(base())
+    ws = pool.take()
+    expected = everything(base().fork().conn)
+    write(ws, writes, mail)
+    conn = ws.conn
+    assert pool.give_back(ws)
+    again = pool.take()
+    assert again.conn is conn
+    assert everything(again.conn) == expected
+    assert again.content_hash() == base().fork().content_hash()
+    again.conn.execute("INSERT INTO mail_search (mail_search) VALUES ('integrity-check')")
+    assert again.integrity_check() == "ok"
+    assert again.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+
+
+def test_the_next_rowids_are_the_ones_a_fresh_fork_gives() -> None:
+    pool = ForkPool(base())
+    ws = pool.take()
+    ws.conn.execute("INSERT INTO tickets_tags (ticket_id, tag) VALUES (1, 'new')")
+    ws.conn.execute("DELETE FROM tickets_comments WHERE id = (SELECT max(id) FROM tickets_comments)")
+    pool.give_back(ws)
+    reused, fresh = pool.take(), base().fork()
+    sql = "INSERT INTO tickets_tags (ticket_id, tag) VALUES (2, 'again')"
+    assert reused.conn.execute(sql).lastrowid == fresh.conn.execute(sql).lastrowid
+    assert record_call(reused) == record_call(fresh)
+
+
+def test_a_given_back_workspace_is_closed_to_its_old_holder() -> None:
+    pool = ForkPool(base())
+    ws = pool.take()
+    clock, audit, db = ws.clock, ws.audit, ws.db
+    pool.give_back(ws)
+    uses = (
+        lambda: ws.rows("tickets_tickets"),
+        ws.clock.now,
+        clock.now,
+        audit.entries,
+        lambda: db["tickets_tickets"].count,
+    )
+    for use in uses:
+        with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+            use()
+    assert ws.release() is None  # nothing left to give back twice
+    assert not pool.give_back(ws)
+
+
+def test_a_pool_keeps_at_most_its_size_and_closes_the_rest() -> None:
+    pool = ForkPool(base(), keep=2)
+    taken = [pool.take() for _ in range(3)]
+    conns = [ws.conn for ws in taken]
+    assert [pool.give_back(ws) for ws in taken] == [True, True, False]
+    with pytest.raises(sqlite3.ProgrammingError):
+        conns[2].execute("SELECT 1")
+    assert {pool.take().conn, pool.take().conn} == set(conns[:2])
+    assert pool.take().conn not in conns  # none kept now: a new fork
+
+
+def closed(conn: sqlite3.Connection) -> bool:
+    try:
+        conn.execute("SELECT 1")
+    except sqlite3.ProgrammingError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a table created",
+        "a temporary table",
+        "a transaction left open",
+        "a new base marked",
+    ],
+)
+def test_a_connection_that_moved_is_not_kept(how: str) -> None:
+    pool = ForkPool(base())
+    ws = pool.take()
+    if how == "a table created":
+        ws.conn.execute("CREATE TABLE extra (x)")
+    elif how == "a temporary table":
+        ws.conn.execute("CREATE TEMP TABLE scratch (x)")
+    elif how == "a transaction left open":
+        ws.conn.execute("BEGIN")
+    else:
+        ws.conn.execute("UPDATE tickets_tickets SET priority = 'low' WHERE id = 1")
+        ws.mark_base()
+    conn = ws.conn
+    assert not pool.give_back(ws)
+    assert closed(conn)
+    assert pool.take().conn is not conn
+
+
+def test_a_snapshot_with_logged_changes_is_not_pooled() -> None:
+    # Reverting goes back to the base, which is not this snapshot's state.
+    fork = base().fork()
+    fork.conn.execute("UPDATE tickets_tickets SET priority = 'low' WHERE id = 1")
+    pool = ForkPool(fork.snapshot())
+    ws = pool.take()
+    assert not pool.give_back(ws)
+    assert pool.take().rows("tickets_tickets", "id = 1")[0]["priority"] == "low"
+
+
+def test_a_file_workspace_is_closed_not_kept(tmp_path: Path) -> None:
+    pool = ForkPool(base())
+    pool.take()
+    path = base().fork().save(tmp_path / "ws.db")
+    ws = Workspace.open(path)
+    assert not pool.give_back(ws)
+    assert closed(ws.conn)
+
+
+def test_a_value_moved_under_a_unique_constraint_fails_the_revert_and_changes_nothing() -> None:
+    schema = ServiceSchema(name="x", sql="CREATE TABLE x_users (id INTEGER PRIMARY KEY, email TEXT UNIQUE);")
+    ws = Workspace.create([schema], clock_start=datetime(2026, 3, 2, tzinfo=UTC))
+    ws.conn.executemany("INSERT INTO x_users VALUES (?, ?)", [(1, "a@x"), (2, "b@x")])
+    ws.mark_base()
+    pool = ForkPool(ws.snapshot())
+    fork = pool.take()
+    # Swap the two addresses: putting row 1 back first meets row 2 holding its old value.
+    fork.conn.execute("UPDATE x_users SET email = 'tmp' WHERE id = 1")
+    fork.conn.execute("UPDATE x_users SET email = 'a@x' WHERE id = 2")
+    fork.conn.execute("UPDATE x_users SET email = 'b@x' WHERE id = 1")
+    before = everything_plain(fork.conn)
+    with pytest.raises(sqlite3.IntegrityError):
+        revert_to_base(fork.conn)
+    assert everything_plain(fork.conn) == before
+    conn = fork.conn
+    assert not pool.give_back(fork)
+    assert closed(conn)
+
+
+def everything_plain(conn: sqlite3.Connection) -> list[Any]:
+    return [
+        conn.execute("SELECT rowid, * FROM x_users ORDER BY rowid").fetchall(),
+        conn.execute("SELECT * FROM workspace_changes").fetchall(),
+    ]
+
+
+def test_tables_are_ordered_after_the_tables_they_refer_to() -> None:
+    conn = base().fork().conn
+    order = dependency_order(
+        conn, ["mail_recipients", "mail_messages", "tickets_comments", "tickets_tickets", "tickets_queues"]
+    )
+    assert order.index("mail_messages") < order.index("mail_recipients")
+    assert order.index("tickets_queues") < order.index("tickets_tickets") < order.index("tickets_comments")
+    assert order == [
+        "mail_messages",
+        "mail_recipients",
+        "tickets_queues",
+        "tickets_tickets",
+        "tickets_comments",
+    ]
