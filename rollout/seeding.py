@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import OrderedDict
 
 from coworkenv.servers import create_workspace, get_service
@@ -90,6 +91,8 @@ def seed_snapshot(task: Task) -> Snapshot:
 
 #: Seeded snapshots a `SeedCache` keeps (the least recently used is dropped first).
 SEEDS_KEPT = 256
+#: How often (seconds, at most) a `SeedCache` closes the warm forks left idle too long.
+SWEEP_SECONDS = 1.0
 
 
 class SeedCache:
@@ -100,6 +103,7 @@ class SeedCache:
     def __init__(self) -> None:
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._pools: dict[str, ForkPool] = {}
+        self._swept = time.monotonic()
         self._hashes: dict[str, str] = {}
         self.footprints: dict[str, Footprint] = {}
         """Goal footprints by task hash (see `runner.reference_footprint`)."""
@@ -135,7 +139,18 @@ class SeedCache:
         pool = self._pools.get(task.seed_hash)
         if pool is None:
             pool = self._pools[task.seed_hash] = ForkPool(snapshot)
+        now = time.monotonic()
+        if now - self._swept > SWEEP_SECONDS:
+            self._swept = now
+            for each in list(self._pools.values()):
+                each.close_idle()
         return pool
+
+    def close_forks(self) -> None:
+        """Close every warm fork now (they are made again as episodes close), freeing the
+        memory they hold; idle ones are closed after `forks.IDLE_SECONDS` anyway."""
+        for pool in self._pools.values():
+            pool.close()
 
     def fork(self, task: Task) -> Workspace:
         """A new fork of the task's seeded state, the caller's to keep."""

@@ -6,7 +6,9 @@ the demo workspace that parse costs about ten times the copy itself, and every e
 used to pay it twice (its workspace and the verifier's copy of the seed). A `ForkPool`
 keeps the connections of forks given back and puts each back to the snapshot's state by
 undoing its change log (`changes.revert_to_base`), at a cost that follows the change, not
-the workspace; the schema stays parsed.
+the workspace; the schema stays parsed. Connections nobody took again for `IDLE_SECONDS`
+are closed (`close_idle`; the seed cache calls it as it goes), so a process that moved on
+to other tasks does not hold the memory of its earlier ones.
 
 Only a snapshot at its base (seeded and marked, nothing logged since: what `SeedCache`
 holds) can be pooled, since reverting goes back to the base. A given-back workspace is
@@ -17,6 +19,8 @@ whose schema, base or transaction state moved is not kept.
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections import deque
 from dataclasses import dataclass
 
 from .audit import AUDIT_TABLE
@@ -24,8 +28,11 @@ from .changes import CHANGES_TABLE, lineage, revert_to_base
 from .tables import META_TABLE, WorkspaceConnection
 from .workspace import Snapshot, Workspace
 
-#: Given-back connections a pool keeps at most (more are closed).
-FORKS_KEPT = 8
+#: Given-back connections a pool keeps at most (more are closed): enough for a thousand
+#: live episodes of one task to start again from warm forks.
+FORKS_KEPT = 2048
+#: Seconds a given-back connection waits for a `take()` before `close_idle` may close it.
+IDLE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,8 @@ class ForkPool:
     def __init__(self, snapshot: Snapshot, *, keep: int = FORKS_KEPT) -> None:
         self.snapshot = snapshot
         self.keep = keep
-        self._idle: list[WorkspaceConnection] = []
+        # (when it was given back, the connection), oldest first; take() uses the newest.
+        self._idle: deque[tuple[float, WorkspaceConnection]] = deque()
         self._base: _Base | None = None
         self._poolable: bool | None = None
 
@@ -54,8 +62,8 @@ class ForkPool:
         """A workspace holding the snapshot's state: a kept connection when there is one,
         else a new fork."""
         try:
-            return Workspace(self._idle.pop(), self.snapshot.services)
-        except IndexError:  # none kept (list operations are atomic: threads may share a pool)
+            return Workspace(self._idle.pop()[1], self.snapshot.services)
+        except IndexError:  # none kept (deque operations are atomic: threads may share a pool)
             pass
         ws = self.snapshot.fork()
         if self._poolable is None:
@@ -85,7 +93,7 @@ class ForkPool:
         ):
             conn.close()
             return False
-        self._idle.append(conn)
+        self._idle.append((time.monotonic(), conn))
         return True
 
     @property
@@ -93,10 +101,25 @@ class ForkPool:
         """How many given-back connections wait for a `take()`."""
         return len(self._idle)
 
+    def close_idle(self, seconds: float = IDLE_SECONDS) -> int:
+        """Close the kept connections that have waited more than `seconds` (resource time,
+        read from the monotonic clock; it never touches a workspace's simulated time).
+        Returns how many were closed."""
+        limit = time.monotonic() - seconds
+        closed = 0
+        while self._idle and self._idle[0][0] < limit:
+            try:
+                _, conn = self._idle.popleft()
+            except IndexError:  # taken meanwhile by another thread
+                break
+            conn.close()
+            closed += 1
+        return closed
+
     def close(self) -> None:
         """Close every kept connection."""
         while self._idle:
-            self._idle.pop().close()
+            self._idle.pop()[1].close()
 
 
 def _at_base(conn: sqlite3.Connection) -> bool:

@@ -58,6 +58,20 @@ def test_a_closed_episode_gives_its_workspaces_back_and_resets_again() -> None:
     assert episode.workspace.content_hash() == cache.initial_hash(task)
 
 
+def test_a_cache_closes_its_warm_forks_when_asked() -> None:
+    task = example_tasks()[0]
+    cache = SeedCache()
+    episode = Episode(task, cache=cache)
+    episode.reset()
+    conn = episode.workspace.conn
+    episode.close()
+    assert cache.forks(task).waiting == 2
+    cache.close_forks()
+    assert cache.forks(task).waiting == 0
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")
+
+
 def test_a_reset_gives_the_previous_run_back_first() -> None:
     task = example_tasks()[0]
     episode = Episode(task, cache=SeedCache())

@@ -140,6 +140,17 @@ def test_a_pool_keeps_at_most_its_size_and_closes_the_rest() -> None:
     assert pool.take().conn not in conns  # none kept now: a new fork
 
 
+def test_connections_left_idle_too_long_are_closed() -> None:
+    pool = ForkPool(base())
+    taken = [pool.take() for _ in range(2)]
+    conns = [ws.conn for ws in taken]
+    for ws in taken:
+        pool.give_back(ws)
+    assert pool.close_idle(3600) == 0 and pool.waiting == 2
+    assert pool.close_idle(0) == 2 and pool.waiting == 0
+    assert all(closed(conn) for conn in conns)
+
+
 def closed(conn: sqlite3.Connection) -> bool:
     try:
         conn.execute("SELECT 1")
