@@ -94,12 +94,25 @@ def has_changes(conn: sqlite3.Connection) -> bool:
 def touched(conn: sqlite3.Connection) -> dict[str, dict[int, tuple[Any, ...] | None]]:
     """Per table, each touched rowid with its base row (a tuple in declaration order), or
     None when the row was not in the base."""
-    out: dict[str, dict[int, tuple[Any, ...] | None]] = {}
+    logged: dict[str, list[tuple[int, str | None]]] = {}
     for table, rid, base in conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall():
-        # `base` is a list of quote() literals the trigger wrote: SQLite reads them back exactly.
-        out.setdefault(table, {})[rid] = (
-            None if base is None else tuple(conn.execute(f"SELECT {base}").fetchone())
-        )
+        logged.setdefault(table, []).append((rid, base))
+    out: dict[str, dict[int, tuple[Any, ...] | None]] = {}
+    for table, items in logged.items():
+        values = decoded(conn, [(rid, base) for rid, base in items if base is not None])
+        out[table] = {rid: values.get(rid) for rid, _ in items}
+    return out
+
+
+def decoded(conn: sqlite3.Connection, items: list[tuple[int, str]]) -> dict[int, tuple[Any, ...]]:
+    """Base rows of one table as values, by rowid, from the lists of quote() literals the
+    triggers wrote: SQLite reads them back exactly (a few hundred per statement)."""
+    out: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(items), 200):
+        chunk = items[start : start + 200]
+        sql = " UNION ALL ".join(f"SELECT {int(rid)}, {base}" for rid, base in chunk)
+        for rid, *values in conn.execute(sql):
+            out[rid] = tuple(values)
     return out
 
 
@@ -131,15 +144,17 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
                 conn.executemany(f'DELETE FROM "{table}" WHERE rowid = ?', added)
             for table in order:
                 names = ", ".join(f'"{c}"' for c in columns(conn, table))
-                for rid, base in rows[table]:
-                    if base is None:
-                        continue
-                    # `base` is a list of quote() literals the trigger wrote: exact for every type.
-                    cursor = conn.execute(
-                        f'UPDATE "{table}" SET ({names}) = ({base}) WHERE rowid = ?', (rid,)
-                    )
-                    if cursor.rowcount == 0:
-                        conn.execute(f'INSERT INTO "{table}" (rowid, {names}) VALUES (?, {base})', (rid,))
+                marks = ", ".join("?" * len(columns(conn, table)))
+                before = decoded(conn, [(rid, base) for rid, base in rows[table] if base is not None])
+                present = existing_rowids(conn, table, before)
+                conn.executemany(
+                    f'UPDATE "{table}" SET ({names}) = ({marks}) WHERE rowid = ?',
+                    [(*values, rid) for rid, values in before.items() if rid in present],
+                )
+                conn.executemany(
+                    f'INSERT INTO "{table}" (rowid, {names}) VALUES (?, {marks})',
+                    [(rid, *values) for rid, values in before.items() if rid not in present],
+                )
             conn.execute(f"DELETE FROM {CHANGES_TABLE}")
         except BaseException:
             conn.execute("ROLLBACK TO ws_revert")
@@ -149,6 +164,19 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
     finally:
         conn.execute("PRAGMA foreign_keys = ON")
     return len(log)
+
+
+def existing_rowids(conn: sqlite3.Connection, table: str, rowids: Iterable[int]) -> set[int]:
+    """Which of `rowids` a table holds now."""
+    ids = list(rowids)
+    out: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        out.update(
+            rid for (rid,) in conn.execute(f'SELECT rowid FROM "{table}" WHERE rowid IN ({marks})', chunk)
+        )
+    return out
 
 
 def current_rows(
