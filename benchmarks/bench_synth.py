@@ -1,5 +1,6 @@
 """Procedural synthesis with full validation: kept tasks per second in one process and in the
-default worker processes (one per core), and the cost of each validation stage."""
+default worker processes (one per core), each run from cold caches (its worlds rendered
+again), and the cost of each validation stage."""
 
 import os
 import statistics
@@ -11,6 +12,7 @@ import anyio
 
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.validation import validate_task
+from coworkenv.servers.demo import forget_snapshots
 from coworkenv.synth.generators import ProceduralGenerator
 from coworkenv.synth.pipeline import plan_requests, synthesize
 from coworkenv.task import parse_task
@@ -21,6 +23,7 @@ TARGET = 10.0
 
 async def kept_per_second(concurrency: int | None) -> tuple[int, float]:
     """Kept tasks and seconds of one procedural synthesis run of COUNT slots."""
+    forget_snapshots()  # each run renders its worlds, as a new process does
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
         state = await synthesize(ProceduralGenerator(), count=COUNT, out_dir=out, concurrency=concurrency)

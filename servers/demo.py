@@ -194,6 +194,11 @@ def world_snapshot(world: World, services: Iterable[str]) -> Snapshot:
     return _kept((world.content_hash, chosen), lambda: build_world_workspace(world, chosen))
 
 
+def forget_snapshots() -> None:
+    """Drop the rendered seeds this process keeps (a benchmark measures a cold start so)."""
+    _SNAPSHOTS.clear()
+
+
 def _kept(key: tuple[str, tuple[str, ...]], build: Callable[[], Workspace]) -> Snapshot:
     snapshot = _SNAPSHOTS.get(key)
     if snapshot is None:

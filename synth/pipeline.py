@@ -334,10 +334,11 @@ async def synthesize(
     such as `coworkenv world propose` writes). A slot already drafted keeps its recorded plan
     on a resume.
     An endpoint that keeps failing spends no round: the slot stops unfinished and a rerun
-    fills it. `concurrency` slots are worked on at once (default: one per core); above 1,
-    validation runs in worker processes, or with `backend="ray"` on that many Ray actors (of
-    the cluster at `address`, or a local one), each with its own seed cache: this process
-    still writes every record, once. With `paraphraser`, the user messages of a validated
+    fills it. `concurrency` is how many validations run at once (default: one per core);
+    above 1, validation runs in that many worker processes, or with `backend="ray"` on that
+    many Ray actors (of the cluster at `address`, or a local one), each with its own seed
+    cache, and twice as many slots are worked on at once: this process drafts the next ones
+    meanwhile, and still writes every record, once. With `paraphraser`, the user messages of a validated
     task are reworded and the task validated again (see `synth.paraphrase`)."""
     workers = concurrency if concurrency is not None else os.cpu_count() or 1
     out = Path(out_dir)
@@ -359,7 +360,10 @@ async def synthesize(
     state = SynthState(slots=count, done=len(finished))
     kept = kept_tasks(out)
     cache = SeedCache()
-    limiter = anyio.CapacityLimiter(max(1, workers))
+    # With workers, twice as many slots are in flight as there are workers, so a worker
+    # finds the next draft ready while this process is drafting (drafting and seeding run
+    # here); the workers themselves cap how many validations run at once.
+    limiter = anyio.CapacityLimiter(max(1, workers) * (2 if workers > 1 else 1))
     ray_pool: RayValidators | None = None
     validator: RemoteValidator | None = None
     if backend == "ray":

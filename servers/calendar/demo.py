@@ -11,6 +11,7 @@ are Northwind's.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left, bisect_right, insort
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING
@@ -101,7 +102,11 @@ class Planner:
         self.rng, self.world = rng, world
         begin = datetime.combine(first_day, time(0), tzinfo=UTC)
         self.horizon = (begin, begin + weeks * timedelta(days=7))
-        self.busy: dict[str, list[tuple[datetime, datetime]]] = {p.email: [] for p in world.people}
+        # Per person, the starts and the ends of their busy times, each sorted: a slot
+        # [s, e) meets #(starts < e) - #(ends <= s) of them (every end is after its start).
+        self.starts: dict[str, list[datetime]] = {p.email: [] for p in world.people}
+        self.ends: dict[str, list[datetime]] = {p.email: [] for p in world.people}
+        self._seen: dict[tuple[datetime, timedelta, str, Weekly | None], list[Occurrence]] = {}
 
     def place(self, plan: Plan) -> None:
         tz = ZoneInfo(plan.organizer.time_zone)
@@ -120,23 +125,27 @@ class Planner:
         )
         for occ in self._occurrences(plan.start, duration, tz, plan.rule):
             for person in people:
-                self.busy[person.email].append((occ.start, occ.end))
+                insort(self.starts[person.email], occ.start)
+                insort(self.ends[person.email], occ.end)
 
     def _occurrences(
         self, start: datetime, duration: timedelta, tz: ZoneInfo, rule: Weekly | None
     ) -> list[Occurrence]:
-        return occurrences(start, start + duration, tz, rule, *self.horizon)
+        # Plans try the same starts again and again: each series is worked out once.
+        key = (start, duration, tz.key, rule)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = occurrences(start, start + duration, tz, rule, *self.horizon)
+        return found
 
     def _clashes(
         self, people: list[Person], start: datetime, duration: timedelta, rule: Weekly | None
     ) -> int:
         tz = ZoneInfo(people[0].time_zone)
         return sum(
-            1
+            bisect_left(self.starts[person.email], occ.end) - bisect_right(self.ends[person.email], occ.start)
             for occ in self._occurrences(start, duration, tz, rule)
             for person in people
-            for begin, end in self.busy[person.email]
-            if begin < occ.end and end > occ.start
         )
 
 
