@@ -1,0 +1,25 @@
+"""Rendered worlds are pinned by their content hash, as tool schemas are by a snapshot: a change
+to how a seed is rendered (a planner, a generator, an optimization that was meant to change
+nothing) shows up here as a reviewed diff, not as tasks that quietly differ."""
+
+import pytest
+
+from coworkenv.servers.demo import build_demo_workspace, build_world_workspace
+from coworkenv.worlds import world
+
+PINNED = {
+    ("demo", None, 0): "b76a4bef70de78212a0e507b565055e45c81ae7d7f0ccc4330b8ac44a7a328f6",
+    ("demo", None, 1): "f5e2ff513edd3c2efdf526cc8c2d3eccffce780e772e35a55439f06a319e8ba6",
+    ("accounting_firm", None, 0): "15ce3b524856da53c3c1c4debee921e52d0ebe1376fe53fe79e6a5c4051aded6",
+    ("city_council", None, 1): "93dd77bdc849fcf9d94b0a82cad5466e27b3b495aeca21a6a9881d1048e7ee47",
+    ("accounting_firm", 150, 3): "df5749e04814e21d3d6078c37bd0540a5c6eac46fb4b529541d722a394682470",
+}
+
+
+@pytest.mark.parametrize("profile, size, seed", list(PINNED), ids=lambda v: str(v))
+def test_a_rendered_world_has_its_pinned_content_hash(profile: str, size: int | None, seed: int) -> None:
+    if profile == "demo":
+        ws = build_demo_workspace(seed)
+    else:
+        ws = build_world_workspace(world(profile, size, seed))
+    assert ws.content_hash() == PINNED[(profile, size, seed)]
