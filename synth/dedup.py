@@ -7,6 +7,8 @@ their services and capabilities, and the shape of their checks (type, table, col
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from typing import overload
 
 from coworkenv.task import Task
 
@@ -31,11 +33,43 @@ def similarity(a: Task, b: Task) -> float:
     return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
 
 
-def find_duplicate(task: Task, kept: list[Task], threshold: float = DUPLICATE_THRESHOLD) -> Task | None:
+class KeptTasks(Sequence[Task]):
+    """Kept tasks in order, each with its signature computed once: finding a duplicate among
+    n kept tasks costs n set comparisons, not n signatures (a long synthesis run would
+    otherwise spend its time re-reading every kept task for each new one)."""
+
+    def __init__(self, tasks: Iterable[Task] = ()) -> None:
+        self._tasks: list[Task] = []
+        self._signatures: list[frozenset[str]] = []
+        for task in tasks:
+            self.append(task)
+
+    def append(self, task: Task) -> None:
+        self._tasks.append(task)
+        self._signatures.append(signature(task))
+
+    def duplicate_of(self, task: Task, threshold: float = DUPLICATE_THRESHOLD) -> Task | None:
+        """The first kept task that `task` nearly duplicates, if any."""
+        mine = signature(task)
+        for other, theirs in zip(self._tasks, self._signatures, strict=True):
+            if len(mine & theirs) / len(mine | theirs) >= threshold:
+                return other
+        return None
+
+    @overload
+    def __getitem__(self, index: int) -> Task: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Task]: ...
+
+    def __getitem__(self, index: int | slice) -> Task | list[Task]:
+        return self._tasks[index]
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+def find_duplicate(task: Task, kept: Sequence[Task], threshold: float = DUPLICATE_THRESHOLD) -> Task | None:
     """The first kept task that `task` nearly duplicates, if any."""
-    mine = signature(task)
-    for other in kept:
-        theirs = signature(other)
-        if len(mine & theirs) / len(mine | theirs) >= threshold:
-            return other
-    return None
+    index = kept if isinstance(kept, KeptTasks) else KeptTasks(kept)
+    return index.duplicate_of(task, threshold)

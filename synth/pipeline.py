@@ -39,7 +39,7 @@ from coworkenv.state import Snapshot
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
 
 from .consistency import consistency_problems
-from .dedup import find_duplicate
+from .dedup import KeptTasks, find_duplicate
 from .generators import DraftRequest, GenerationError, Generator
 from .plan import DEFAULT_WORLDS, Mix
 from .plan import plan_requests as plan_requests  # the pipeline's plan, importable from here
@@ -222,7 +222,7 @@ def _append(out_dir: Path, record: DraftRecord) -> None:
 async def evaluate_draft(
     text: str,
     request: DraftRequest,
-    kept: list[Task],
+    kept: Sequence[Task],
     cache: SeedCache,
     *,
     validator: RemoteValidator | None = None,
@@ -358,7 +358,7 @@ async def synthesize(
     recorded = {r.slot: r.request for r in reversed(drafts) if r.request is not None}
     requests = [recorded.get(r.slot, r) for r in planned if r.slot not in finished]
     state = SynthState(slots=count, done=len(finished))
-    kept = kept_tasks(out)
+    kept = KeptTasks(kept_tasks(out))
     cache = SeedCache()
     # With workers, twice as many slots are in flight as there are workers, so a worker
     # finds the next draft ready while this process is drafting (drafting and seeding run
@@ -468,7 +468,7 @@ async def synthesize(
     return state
 
 
-def _with_provenance(task: Task, generator: Generator, rounds: int, seed: int, kept: list[Task]) -> Task:
+def _with_provenance(task: Task, generator: Generator, rounds: int, seed: int, kept: Sequence[Task]) -> Task:
     """Record where the task came from, and make its id unique among kept tasks."""
     taken = {t.id for t in kept}
     task_id, n = task.id, 2

@@ -1,7 +1,7 @@
 """Near-duplicate detection: same scenario with a new id is a duplicate; new people and values are not."""
 
 import coworkenv.synth.families  # noqa: F401  (registers the families)
-from coworkenv.synth.dedup import find_duplicate, similarity
+from coworkenv.synth.dedup import KeptTasks, find_duplicate, similarity
 from coworkenv.synth.family import Difficulty, build_task
 
 
@@ -25,3 +25,15 @@ def test_the_planted_seed_counts_not_only_the_user_message() -> None:
     assert find_duplicate(b, [a]) is None
     # the same request over a different planted seed is still a different task
     assert find_duplicate(same_request.model_copy(update={"seed": b.seed}), [a]) is None
+
+
+def test_kept_tasks_find_the_first_duplicate_in_order_as_a_plain_list_does() -> None:
+    tasks = [build_task("tickets_escalate", n, Difficulty.level(1)) for n in range(3)]
+    kept = KeptTasks(tasks[:2])
+    kept.append(tasks[0].model_copy(update={"id": "later-copy"}))
+    assert len(kept) == 3 and kept[1] is tasks[1] and list(kept[1:]) == [tasks[1], kept[2]]
+    assert (
+        kept.duplicate_of(tasks[0].model_copy(update={"id": "again"})) is tasks[0]
+    )  # the first, not the copy
+    assert find_duplicate(tasks[1], kept) is tasks[1]
+    assert kept.duplicate_of(tasks[2]) is None and find_duplicate(tasks[2], list(kept)) is None
