@@ -141,9 +141,18 @@ async def play(
 
 async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
     """The task's goal footprint, derived once per task (and cache) by playing its reference
-    solution through the same tools an agent uses."""
+    solution through the same tools an agent uses. Episodes of the task that start while it
+    is being derived wait for it instead of deriving it again."""
     key = task.content_hash
-    if key not in cache.footprints:
+    if key in cache.footprints:
+        return cache.footprints[key]
+    deriving = cache.deriving.get(key)
+    if deriving is not None:
+        await deriving.wait()
+        if key in cache.footprints:
+            return cache.footprints[key]
+    done = cache.deriving[key] = anyio.Event()
+    try:
         played = await play(task, OraclePolicy(), cache=cache)
         if played.status != "completed":
             cache.footprints[key] = Footprint(
@@ -156,6 +165,9 @@ async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
             cache.footprints[key] = await footprint_of_run(task, evidence)
         assert played.episode is not None
         played.episode.close()
+    finally:
+        del cache.deriving[key]
+        done.set()
     return cache.footprints[key]
 
 

@@ -6,6 +6,8 @@ import json
 import time
 from collections import OrderedDict
 
+import anyio
+
 from coworkenv.servers import create_workspace, get_service
 from coworkenv.servers.demo import demo_snapshot, world_snapshot
 from coworkenv.state import Snapshot, Workspace, format_time
@@ -107,6 +109,8 @@ class SeedCache:
         self._hashes: dict[str, str] = {}
         self.footprints: dict[str, Footprint] = {}
         """Goal footprints by task hash (see `runner.reference_footprint`)."""
+        self.deriving: dict[str, anyio.Event] = {}
+        """Footprints being derived now, by task hash: later episodes of the task wait on them."""
 
     def snapshot(self, task: Task) -> Snapshot:
         key = task.seed_hash

@@ -3,10 +3,12 @@
 import json
 from typing import Any
 
+import anyio
 import pytest
 
 from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, SeedError, run_episode, seed_workspace
 from coworkenv.rollout.policies import resolve_refs
+from coworkenv.rollout.runner import reference_footprint
 from coworkenv.task import Task, parse_task
 
 
@@ -218,3 +220,18 @@ async def test_an_event_that_cannot_apply_is_recorded_and_the_episode_goes_on() 
     assert record.event_errors == [
         "turns[1].events[0] (tickets.customer_comment): no ticket with id 99; search_tickets returns valid ids"
     ]
+
+
+async def test_episodes_that_start_together_derive_the_footprint_once() -> None:
+    task, cache = ticket_task(), SeedCache()
+    found: list[Any] = []
+
+    async def derive() -> None:
+        found.append(await reference_footprint(task, cache))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(4):
+            group.start_soon(derive)
+    # one derivation, the others waited for it: the very same footprint object, none left running
+    assert len(found) == 4 and all(f is found[0] for f in found)
+    assert found[0].error is None and cache.deriving == {}
