@@ -70,6 +70,19 @@ async def test_a_latency_fault_moves_the_clock_and_the_call_succeeds(directory_w
     assert ws.clock.now_text() == "2026-03-02T09:01:30+00:00"
 
 
+async def test_a_latency_fault_before_a_call_that_fails_keeps_the_time_it_took(directory_ws) -> None:  # noqa: F811
+    ws = directory_ws
+    server = build_server(ws, "directory")
+    server.faults = FaultInjector(FaultPlan(rate=1.0, kinds={"latency": 1.0}, latency_seconds=90))
+    with anyio.fail_after(5):
+        async with Client(server) as client:
+            result = await client.call_tool("search_people", {"query": "ann", "limit": 0})
+    assert result.is_error
+    assert ws.clock.now_text() == "2026-03-02T09:01:30+00:00"  # the wait happened; the call failed after it
+    entry = ws.audit.entries()[-1]
+    assert (entry.tool, entry.is_error, entry.time) == ("search_people", True, "2026-03-02T09:01:30+00:00")
+
+
 async def test_the_oracle_recovers_from_injected_errors_and_still_succeeds() -> None:
     plan = FaultPlan(rate=0.4, kinds={"transient": 0.5, "rate_limit": 0.5}, seed=3)
     record = await run_episode(ticket_task(), OraclePolicy(), faults=plan)
