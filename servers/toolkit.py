@@ -342,7 +342,7 @@ class WorkspaceServer(MCPServer[Any]):
                 result = await self._audited_call(ws, faults, name, arguments, context, call, own=True)
             except BaseException:
                 # A failed call that was audited keeps its audit entry (its writes were
-                # rolled back to the savepoint); anything else leaves nothing behind.
+                # rolled back before it was written); anything else leaves nothing behind.
                 if call.audited:
                     await self._commit(ws, name)
                 else:
