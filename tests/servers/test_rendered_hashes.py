@@ -1,10 +1,17 @@
 """Rendered worlds are pinned by their content hash, as tool schemas are by a snapshot: a change
 to how a seed is rendered (a planner, a generator, an optimization that was meant to change
-nothing) shows up here as a reviewed diff, not as tasks that quietly differ."""
+nothing) shows up here as a reviewed diff, not as tasks that quietly differ. And a process
+renders each seed once while it has room for it."""
 
 import pytest
 
-from coworkenv.servers.demo import build_demo_workspace, build_world_workspace
+from coworkenv.servers import demo
+from coworkenv.servers.demo import (
+    build_demo_workspace,
+    build_world_workspace,
+    demo_snapshot,
+    forget_snapshots,
+)
 from coworkenv.worlds import world
 
 PINNED = {
@@ -23,3 +30,18 @@ def test_a_rendered_world_has_its_pinned_content_hash(profile: str, size: int | 
     else:
         ws = build_world_workspace(world(profile, size, seed))
     assert ws.content_hash() == PINNED[(profile, size, seed)]
+
+
+def test_rendered_seeds_are_kept_by_recency_within_their_byte_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    forget_snapshots()
+    first = demo_snapshot(0, ["tickets"])
+    assert demo_snapshot(0, ["tickets"]) is first  # rendered once
+    # Room for two of these: the least recently used goes when a third comes.
+    monkeypatch.setattr(demo, "SNAPSHOT_BYTES_KEPT", 2 * len(first.data) + len(first.data) // 2)
+    second = demo_snapshot(1, ["tickets"])
+    assert demo_snapshot(0, ["tickets"]) is first  # now the most recent
+    demo_snapshot(2, ["tickets"])
+    assert demo_snapshot(0, ["tickets"]) is first
+    assert demo_snapshot(1, ["tickets"]) is not second  # dropped, rendered again
+    forget_snapshots()
+    assert demo_snapshot(0, ["tickets"]) is not first
