@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from .tables import columns, content_tables, dependency_order
+from .tables import columns, content_tables, dependency_order, schema_fixed
 
 CHANGES_TABLE = "workspace_changes"
 BASE_TABLE = "workspace_base"
@@ -134,17 +134,26 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
     rows: dict[str, list[tuple[int, str | None]]] = {}
     for table, rid, base in log:
         rows.setdefault(table, []).append((rid, base))
+    with schema_fixed(conn):
+        _revert_rows(conn, rows)
+    return len(log)
+
+
+def _revert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[int, str | None]]]) -> None:
     order = dependency_order(conn, list(rows))
     conn.execute("PRAGMA foreign_keys = OFF")
     try:
         conn.execute("SAVEPOINT ws_revert")
         try:
-            for table in reversed(order):
+            # Added rows go parents first: a child's trigger then finds no search entry of
+            # its parent left to update.
+            for table in order:
                 added = [(rid,) for rid, base in rows[table] if base is None]
                 conn.executemany(f'DELETE FROM "{table}" WHERE rowid = ?', added)
             for table in order:
-                names = ", ".join(f'"{c}"' for c in columns(conn, table))
-                marks = ", ".join("?" * len(columns(conn, table)))
+                cols = columns(conn, table)
+                names = ", ".join(f'"{c}"' for c in cols)
+                marks = ", ".join("?" * len(cols))
                 before = decoded(conn, [(rid, base) for rid, base in rows[table] if base is not None])
                 present = existing_rowids(conn, table, before)
                 conn.executemany(
@@ -163,7 +172,6 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
         conn.execute("RELEASE ws_revert")
     finally:
         conn.execute("PRAGMA foreign_keys = ON")
-    return len(log)
 
 
 def existing_rowids(conn: sqlite3.Connection, table: str, rowids: Iterable[int]) -> set[int]:
