@@ -101,7 +101,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import cache
+from functools import cache, lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 __all__ = [
@@ -140,11 +140,18 @@ def _squash_space(match: re.Match[str]) -> str:
     return "\n\n" if newlines > 1 else "\n" if newlines else " "
 
 
+#: Texts whose readings are kept: checks read the same messages and files again for every
+#: check and every variant episode of a task.
+READINGS_KEPT = 1024
+
+
+@lru_cache(maxsize=READINGS_KEPT)
 def _prepare(text: str) -> str:
     """Folded, every whitespace run one space, one newline, or a blank line (paragraph)."""
     return re.sub(r"\s+", _squash_space, _fold(text))
 
 
+@lru_cache(maxsize=READINGS_KEPT)
 def _plain(text: str) -> str:
     """Folded, every whitespace run one space, stripped."""
     return " ".join(_fold(text).split())
@@ -389,9 +396,10 @@ def _parse_words(run: list[re.Match[str]]) -> Iterator[_Number]:
         yield _Number(start, end, (Decimal(total + group),))
 
 
-def _numbers(t: str) -> list[_Number]:
+@lru_cache(maxsize=READINGS_KEPT)
+def _numbers(t: str) -> tuple[_Number, ...]:
     dates = _Spans((d.start, d.end) for d in _date_mentions(t) if d.full)
-    return sorted([*_digit_numbers(t, dates), *_word_numbers(t)], key=lambda n: n.start)
+    return tuple(sorted([*_digit_numbers(t, dates), *_word_numbers(t)], key=lambda n: n.start))
 
 
 def _as_decimal(value: float | int | str) -> Decimal:
@@ -521,7 +529,8 @@ def _mention(m: re.Match[str], days: list[tuple[int | None, int, int]]) -> _Date
     return _DateMention(m.start(), m.end(), tuple(days), weekday, True)
 
 
-def _date_mentions(t: str) -> list[_DateMention]:
+@lru_cache(maxsize=READINGS_KEPT)
+def _date_mentions(t: str) -> tuple[_DateMention, ...]:
     """Every date named in prepared text `t`, and every full weekday name outside them."""
     found: list[_DateMention | None] = []
     for pattern in _NAMED_DATES:
@@ -542,7 +551,7 @@ def _date_mentions(t: str) -> list[_DateMention]:
     for m in _WEEKDAY_ALONE.finditer(t):
         if not spans.overlaps(m.start(), m.end()):
             mentions.append(_DateMention(m.start(), m.end(), (), _WEEKDAYS[m.group("wd")], False))
-    return sorted(mentions, key=lambda d: d.start)
+    return tuple(sorted(mentions, key=lambda d: d.start))
 
 
 def states_date(text: str, day: dt.date) -> bool:
