@@ -24,6 +24,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -401,22 +402,28 @@ async def synthesize(
         finally:
             finished_slots[request.slot].set()
 
+    # One process works slot after slot. Workers hold a place only while drafting and
+    # validating: a slot waiting to be kept after slower earlier ones lets the next draft in.
+    slot_limit = nullcontext() if workers > 1 else limiter
+    round_limit = limiter if workers > 1 else nullcontext()
+
     async def fill_slot(request: DraftRequest) -> None:
-        async with limiter:
+        async with slot_limit:
             previous: str | None = None
             report: str | None = None
             for round_ in range(max_rounds):
                 started = time.perf_counter()
                 task: Task | None = None
                 try:
-                    text = await generator.draft(request, previous, report, round_, kept)
-                    record, task = await evaluate_draft(
-                        text, request, kept, cache, validator=validator, judge=judge, probe=probe
-                    )
-                    if task is not None and paraphraser is not None:
-                        reworded = await paraphraser.paraphrase(task, cache=cache)
-                        task, record.paraphrased = reworded.task, reworded.changed
-                        record.paraphrase_refused = reworded.refused
+                    async with round_limit:
+                        text = await generator.draft(request, previous, report, round_, kept)
+                        record, task = await evaluate_draft(
+                            text, request, kept, cache, validator=validator, judge=judge, probe=probe
+                        )
+                        if task is not None and paraphraser is not None:
+                            reworded = await paraphraser.paraphrase(task, cache=cache)
+                            task, record.paraphrased = reworded.task, reworded.changed
+                            record.paraphrase_refused = reworded.refused
                     if task is not None and workers > 1:
                         task = await keep_in_order(request, record, task)
                     previous, report = text, "\n".join(f"- {p}" for p in record.problems)
