@@ -107,20 +107,31 @@ def primary_key(conn: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _table_info(conn: sqlite3.Connection, table: str) -> tuple[tuple[Any, ...], ...]:
+    # A table that does not exist (yet) has no columns: that is not remembered.
+    return _table_pragma(conn, "table_info", table, remember_none=False)
+
+
+def _table_pragma(
+    conn: sqlite3.Connection, pragma: str, table: str, *, remember_none: bool = True
+) -> tuple[tuple[Any, ...], ...]:
+    """The rows of `PRAGMA <pragma>("<table>")`, remembered for as long as the schema stands."""
     memo = _memo(conn)
-    key = ("info", table)
+    key = (pragma, table)
     if memo is not None and key in memo:
         return memo[key]
-    info = tuple(conn.execute(f'PRAGMA table_info("{table}")').fetchall())
-    if memo is not None and info:  # a table that does not exist (yet) is not remembered
-        memo[key] = info
-    return info
+    rows = tuple(conn.execute(f'PRAGMA {pragma}("{table}")').fetchall())
+    if memo is not None and (rows or remember_none):
+        memo[key] = rows
+    return rows
 
 
 def dependency_order(conn: sqlite3.Connection, tables: list[str]) -> list[str]:
     """`tables` with every table after the tables its foreign keys refer to (a table's
     references to itself aside), else by name."""
-    refs = {table: sorted({row[2] for row in _foreign_keys(conn, table)} - {table}) for table in tables}
+    refs = {
+        table: sorted({row[2] for row in _table_pragma(conn, "foreign_key_list", table)} - {table})
+        for table in tables
+    }
     out: list[str] = []
     placed: set[str] = set()
 
@@ -136,14 +147,3 @@ def dependency_order(conn: sqlite3.Connection, tables: list[str]) -> list[str]:
     for table in sorted(tables):
         place(table, ())
     return out
-
-
-def _foreign_keys(conn: sqlite3.Connection, table: str) -> tuple[tuple[Any, ...], ...]:
-    memo = _memo(conn)
-    key = ("fk", table)
-    if memo is not None and key in memo:
-        return memo[key]
-    keys = tuple(conn.execute(f'PRAGMA foreign_key_list("{table}")').fetchall())
-    if memo is not None:
-        memo[key] = keys
-    return keys

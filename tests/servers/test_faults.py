@@ -1,5 +1,7 @@
 """Seeded fault injection: deterministic, never changes service state, recoverable."""
 
+from typing import Any
+
 import anyio
 from mcp import Client
 
@@ -59,24 +61,25 @@ async def test_an_injected_failure_changes_nothing_and_is_audited(directory_ws) 
     )
 
 
-async def test_a_latency_fault_moves_the_clock_and_the_call_succeeds(directory_ws) -> None:  # noqa: F811
-    ws = directory_ws
+async def search_after_a_latency_fault(ws, arguments: dict) -> Any:
+    """A directory search on `ws` that meets a 90-second latency fault first."""
     server = build_server(ws, "directory")
     server.faults = FaultInjector(FaultPlan(rate=1.0, kinds={"latency": 1.0}, latency_seconds=90))
     with anyio.fail_after(5):
         async with Client(server) as client:
-            result = await client.call_tool("search_people", {"query": "ann"})
+            return await client.call_tool("search_people", arguments)
+
+
+async def test_a_latency_fault_moves_the_clock_and_the_call_succeeds(directory_ws) -> None:  # noqa: F811
+    ws = directory_ws
+    result = await search_after_a_latency_fault(ws, {"query": "ann"})
     assert not result.is_error
     assert ws.clock.now_text() == "2026-03-02T09:01:30+00:00"
 
 
 async def test_a_latency_fault_before_a_call_that_fails_keeps_the_time_it_took(directory_ws) -> None:  # noqa: F811
     ws = directory_ws
-    server = build_server(ws, "directory")
-    server.faults = FaultInjector(FaultPlan(rate=1.0, kinds={"latency": 1.0}, latency_seconds=90))
-    with anyio.fail_after(5):
-        async with Client(server) as client:
-            result = await client.call_tool("search_people", {"query": "ann", "limit": 0})
+    result = await search_after_a_latency_fault(ws, {"query": "ann", "limit": 0})
     assert result.is_error
     assert ws.clock.now_text() == "2026-03-02T09:01:30+00:00"  # the wait happened; the call failed after it
     entry = ws.audit.entries()[-1]
