@@ -1,5 +1,6 @@
 """Episode set-up against a bare fork, and 1,000 concurrent live episodes in one process:
-memory per episode (each reset, holding its workspace, its starting fork and its session) and
+memory per episode (each reset, holding its workspace and its session; the seed the verifier
+reads is one fork they share) and
 oracle throughput at concurrency 1,000 as a ratio of the same episodes played one at a
 time. Episode i plays example task i mod 18, so the mix covers every example's seed (0.07 to
 0.48 MB snapshots) and 1 to 3 turns."""
@@ -29,7 +30,7 @@ SETUP_TARGET = 3.0
 
 
 async def play(task: Task, cache: SeedCache, *, close: bool = True) -> None:
-    """One oracle episode, reset to verdict, then closed (its workspaces go back to the
+    """One oracle episode, reset to verdict, then closed (its workspace goes back to the
     cache) unless `close` is false (then they are dropped, as before warm forks)."""
     policy = OraclePolicy()
     episode = Episode(task, cache=cache, policy=policy.name, actor=policy.actor)
@@ -90,7 +91,7 @@ async def episodes_per_second(tasks: list[Task], cache: SeedCache, concurrency: 
 
 
 async def warm_reset_us(task: Task, cache: SeedCache, repeat: int = 100) -> float:
-    """Median reset of an episode whose previous run was closed: its workspaces come from
+    """Median reset of an episode whose previous run was closed: its workspace comes from
     the warm forks that run gave back (the close, which reverts them, is timed apart)."""
     episode = Episode(task, cache=cache)
     samples = []
@@ -168,7 +169,7 @@ async def measure() -> dict:
     del live
     verdict = "met" if per_episode <= MB_TARGET else "MISSED"
     print(
-        f"{LIVE} live episodes (reset, each with its workspace, starting fork and session; in a new process):"
+        f"{LIVE} live episodes (reset, each with its workspace and session, sharing the seed; in a new process):"
         f" {per_episode:.2f} MB each  (target <= {MB_TARGET} MB: {verdict})"
     )
     one = await episodes_per_second(tasks, cache, 1, SERIAL)

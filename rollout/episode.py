@@ -250,7 +250,9 @@ class Episode:
 
     @property
     def initial(self) -> Workspace:
-        """The episode's workspace as it was at reset, before turn 0's events."""
+        """The episode's workspace as it was at reset, before turn 0's events: the seed,
+        read-only (a write raises `sqlite3.OperationalError`) and shared by every episode
+        of the task on the same seed cache (`ForkPool.read_only`)."""
         if self._initial is None:
             raise EpisodeError(self._not_open())
         return self._initial
@@ -258,23 +260,22 @@ class Episode:
     def _not_open(self) -> str:
         if self._closed:
             return (
-                "the episode is closed: its workspaces went back to the seed cache; reset() starts a new run"
+                "the episode is closed: its workspace went back to the seed cache; reset() starts a new run"
             )
         return "the episode has not started: call reset() first"
 
     def close(self) -> None:
-        """End the run: its two workspaces go back to the seed cache, put back to the seed,
+        """End the run: its workspace goes back to the seed cache, put back to the seed,
         for the next episode of the task to start from without a new fork (see
         `state.forks`). Take what you need first (`record()`, `workspace.snapshot()`):
-        from now on `workspace` and `initial` raise, and a workspace object kept from them
-        is closed. The transcript stays readable. `reset()` and `resume()` close the
+        from now on `workspace` and `initial` raise, and a workspace object kept from
+        `workspace` is closed (one kept from `initial`, the shared read-only seed, stays
+        readable). The transcript stays readable. `reset()` and `resume()` close the
         previous run themselves; closing twice does nothing."""
         if self._workspace is None and self._initial is None:
             return
-        forks = self.cache.forks(self.task)
-        for ws in (self._workspace, self._initial):
-            if ws is not None:
-                forks.give_back(ws)
+        if self._workspace is not None:
+            self.cache.forks(self.task).give_back(self._workspace)
         self._workspace = self._initial = None
         self._closed = True
 
@@ -376,13 +377,14 @@ class Episode:
     async def _open(
         self, state: Snapshot, messages: list[dict[str, Any]], faults: FaultInjector | None
     ) -> list[Any]:
-        """Fork the seed for the verifier and `state` for the agent (warm forks from the
-        seed cache where they are the seed), connect a session that starts from `messages`,
-        and clear what a previous run left, giving its workspaces back; returns the tools."""
+        """Fork `state` for the agent (a warm fork from the seed cache where it is the
+        seed) beside the shared read-only seed the verifier reads, connect a session that
+        starts from `messages`, and clear what a previous run left, giving its workspace
+        back; returns the tools."""
         self.close()
         self._closed = False
         forks = self.cache.forks(self.task)
-        self._initial = forks.take()
+        self._initial = forks.read_only()
         self._workspace = forks.take() if state is forks.snapshot else state.fork()
         ws = self._workspace
         self.timings = Timings(seed=time.perf_counter() - self._started)

@@ -10,6 +10,10 @@ the workspace; the schema stays parsed. Connections nobody took again for `IDLE_
 are closed (`close_idle`; the seed cache calls it as it goes), so a process that moved on
 to other tasks does not hold the memory of its earlier ones.
 
+The verifier reads each episode's starting state and never writes it, so every episode of
+a snapshot reads the same one: `read_only()`, a fork opened with `PRAGMA query_only` (a
+write raises), one connection however many episodes are live.
+
 Only a snapshot at its base (seeded and marked, nothing logged since: what `SeedCache`
 holds) can be pooled, since reverting goes back to the base. A given-back workspace is
 closed to its old holder: every later use of it raises, as after `close()`. A connection
@@ -57,6 +61,21 @@ class ForkPool:
         self._idle: deque[tuple[float, WorkspaceConnection]] = deque()
         self._base: _Base | None = None
         self._poolable: bool | None = None
+        self._read_only: Workspace | None = None
+        self._read_at = 0.0
+
+    def read_only(self) -> Workspace:
+        """The snapshot's state as one workspace every caller shares and nobody writes
+        (`PRAGMA query_only`: a write raises `sqlite3.OperationalError`): what verifiers
+        read as the state episodes started from. It is never given back; `close_idle` and
+        `close` let go of it, and it closes once the last holder drops it."""
+        self._read_at = time.monotonic()
+        ws = self._read_only
+        if ws is None:
+            ws = self.snapshot.fork()
+            ws.conn.execute("PRAGMA query_only = ON")
+            self._read_only = ws
+        return ws
 
     def take(self) -> Workspace:
         """A workspace holding the snapshot's state: a kept connection when there is one,
@@ -103,9 +122,12 @@ class ForkPool:
 
     def close_idle(self, seconds: float = IDLE_SECONDS) -> int:
         """Close the kept connections that have waited more than `seconds` (resource time,
-        read from the monotonic clock; it never touches a workspace's simulated time).
-        Returns how many were closed."""
+        read from the monotonic clock; it never touches a workspace's simulated time), and
+        let go of the read-only one when nobody asked for it as long. Returns how many
+        kept connections were closed."""
         limit = time.monotonic() - seconds
+        if self._read_at < limit:
+            self._read_only = None  # closed by its last holder, if any still reads it
         closed = 0
         while self._idle and self._idle[0][0] < limit:
             try:
@@ -117,7 +139,8 @@ class ForkPool:
         return closed
 
     def close(self) -> None:
-        """Close every kept connection."""
+        """Close every kept connection and let go of the read-only one."""
+        self._read_only = None
         while self._idle:
             self._idle.pop()[1].close()
 

@@ -108,7 +108,7 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
             )
         task = self.tasks[task_id]
         if self.episode is not None:
-            self.episode.close()  # its workspaces serve the next episode of the task
+            self.episode.close()  # its workspace serves the next episode of the task
         self.episode = Episode(task, trial=trial, seed=seed or 0, cache=self.cache, policy=POLICY_NAME)
         self.episode_id = episode_id or uuid.uuid4().hex
         self.steps = 0

@@ -74,7 +74,7 @@ class CoworkEnvironment:
         task = self.tasks[row["task_id"]]
         trial = next(self._trials.setdefault(task.id, itertools.count()))
         if self.episode is not None:
-            self.episode.close()  # its workspaces serve the next episode of the task
+            self.episode.close()  # its workspace serves the next episode of the task
         self.episode = Episode(
             task,
             trial=trial,

@@ -225,7 +225,7 @@ class CoworkEnv(vf.Env[CoworkEnvConfig]):
             # the model endpoint or the harness broke, not the agent's work: no verdict, and
             # the record says so (as `coworkenv rollout` does), so it is not read as a score
             episode.fail("; ".join(f"{e.type}: {e.message}" for e in chat.trace.errors))
-        await episode.averdict()  # judged now, so its workspaces can go back to the cache
+        await episode.averdict()  # judged now, so its workspace can go back to the cache
         if config.records_dir is not None:
             append_record(config.records_dir, await episode.arecord())
         episode.close()

@@ -151,6 +151,26 @@ def test_connections_left_idle_too_long_are_closed() -> None:
     assert all(closed(conn) for conn in conns)
 
 
+def test_every_caller_reads_one_read_only_fork_until_the_pool_lets_go_of_it() -> None:
+    snapshot = base()
+    pool = ForkPool(snapshot)
+    seed = pool.read_only()
+    assert pool.read_only() is seed
+    assert seed.content_hash() == snapshot.fork().content_hash()
+    count = seed.conn.execute("SELECT count(*) FROM tickets_tickets").fetchone()[0]
+    with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
+        seed.conn.execute("DELETE FROM tickets_tickets")
+    with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
+        record_call(seed)
+    assert seed.conn.execute("SELECT count(*) FROM tickets_tickets").fetchone()[0] == count > 0
+    assert pool.close_idle(3600) == 0 and pool.read_only() is seed
+    pool.close_idle(0)  # unused for longer than that: let go of, not closed under its holder
+    again = pool.read_only()
+    assert again is not seed and not closed(seed.conn)
+    pool.close()
+    assert pool.read_only() is not again and not closed(again.conn)
+
+
 def closed(conn: sqlite3.Connection) -> bool:
     try:
         conn.execute("SELECT 1")
