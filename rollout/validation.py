@@ -16,8 +16,9 @@ problem at once; `ValidationReport.listing()` words them for the task's author):
 8. mutants: every wrong variant of the solution fails (see `rollout.variants`): a dropped
    write, a duplicated write, collateral on unrelated objects, another column changed,
    wrong figures, keyword stuffing, earlier turns undone, leaks in disguise; for each write
-   step at least one argument alteration fails; on an ambiguous turn, guessing instead of
-   asking (the turn's `clarification.guess`) fails.
+   step at least one argument alteration fails (once one has, the step's other alterations
+   are not played); on an ambiguous turn, guessing instead of asking (the turn's
+   `clarification.guess`) fails.
 9. acceptance: every right variant passes: extra reads and marks, reply-all, texts in other
    formats, split updates, draft then send.
 
@@ -84,7 +85,7 @@ class ValidationReport(BaseModel):
     mutants: list[MutantResult] = Field(default_factory=list)
     variants: list[MutantResult] = Field(default_factory=list)
     vacuous: list[str] = Field(
-        default_factory=list, description="Checks that pass on the no-op and every mutant"
+        default_factory=list, description="Checks that pass on the no-op and every mutant played"
     )
 
     @property
@@ -315,6 +316,8 @@ async def _run_mutants(
     passes: dict[str, int] = defaultdict(int)
     ran = 0
     for variant in mutants(task, seed, footprint):
+        if variant.kind == "alter" and variant.position is not None and killed_at.get(variant.position):
+            continue  # the step's values are checked already: one failing alteration is the ask
         record = await play_variant(variant.task, starts, cache, footprint, until_failed=True)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent

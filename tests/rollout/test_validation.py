@@ -6,7 +6,7 @@ from typing import Any
 
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.acceptance import reformat_text
-from coworkenv.rollout.mutants import wrong_figures
+from coworkenv.rollout.mutants import mutants, wrong_figures
 from coworkenv.rollout.validation import STAGES, contract_problems, validate_task
 from coworkenv.task import Task
 from tests.verifiers.test_guards import ANA, MOVE, REPLY, escalation_task, with_steps
@@ -159,3 +159,47 @@ def test_reformatted_texts_keep_the_facts_in_other_forms() -> None:
     assert reformat_text("Ticket #61 is due 2026-03-05 at 15:30; we paid 45550.") == (
         "ticket number 61 is due 5 March 2026 at 3:30 pm; we paid 45,550."
     )
+
+
+def _played_alterations(report: Any) -> list[tuple[str, bool]]:
+    return [(m.description, m.killed) for m in report.mutants if m.kind == "alter"]
+
+
+async def test_a_write_step_is_altered_until_one_alteration_fails() -> None:
+    steps = [s.model_dump(exclude_none=True, by_alias=True) for s in escalation_task().turns[0].solution]
+    # The subject's alteration keeps the facts and passes; the recipient's fails, so the
+    # body's is not played. The ticket's queue fails first, so its title is not altered.
+    steps[2] = {
+        "tool": "mail_send_message",
+        "arguments": {
+            "subject": "February refunds",
+            "to": [ANA],
+            "body": "We refunded EUR 45,550 in February. I moved ticket #1 to Billing.",
+        },
+    }
+    steps[3] = {
+        "tool": "tickets_update_ticket",
+        "arguments": {"ticket_id": {"$ref": "t.tickets.0.id"}, "queue": "Billing", "title": "Refund missing"},
+    }
+    task = with_steps(escalation_task(), steps)
+    cache = SeedCache()
+    report = await validate_task(task, cache=cache)
+    assert report.summary() == "ok"
+    assert _played_alterations(report) == [
+        ("alter turns[0].solution[2] (mail_send_message) argument 'subject'", False),
+        ("alter turns[0].solution[2] (mail_send_message) argument 'to'", True),
+        ("alter turns[0].solution[3] (tickets_update_ticket) argument 'queue'", True),
+    ]
+    made = [
+        v.description
+        for v in mutants(task, cache.fork(task), cache.footprints[task.content_hash])
+        if v.kind == "alter"
+    ]
+    assert made == [
+        "alter turns[0].solution[2] (mail_send_message) argument 'subject'",
+        "alter turns[0].solution[2] (mail_send_message) argument 'to'",
+        "alter turns[0].solution[2] (mail_send_message) argument 'body'",
+        "alter turns[0].solution[3] (tickets_update_ticket) argument 'queue'",
+        "alter turns[0].solution[3] (tickets_update_ticket) argument 'title'",
+    ]
+    assert report.kill_rates()["alter"] == 1.0
