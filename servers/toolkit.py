@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -336,10 +336,15 @@ class WorkspaceServer(MCPServer[Any]):
             call = _Call()
             if ws.conn.in_transaction:
                 # The caller's own transaction: it keeps or drops this call together with it.
-                return await self._audited_call(ws, faults, name, arguments, context, call, own=False)
+                return await self._audited_call(ws, faults, name, arguments, context, call, "caller")
+            if faults is None and not ws.is_file and self._reads_only(name):
+                # A read of an in-memory workspace: it writes nothing to roll back, and no
+                # one else writes meanwhile, so it needs no transaction; its audit entry is
+                # one statement, committed as it is written.
+                return await self._audited_call(ws, faults, name, arguments, context, call, "none")
             await self._begin(ws, name)
             try:
-                result = await self._audited_call(ws, faults, name, arguments, context, call, own=True)
+                result = await self._audited_call(ws, faults, name, arguments, context, call, "own")
             except BaseException:
                 # A failed call that was audited keeps its audit entry (its writes were
                 # rolled back before it was written); anything else leaves nothing behind.
@@ -350,6 +355,10 @@ class WorkspaceServer(MCPServer[Any]):
                 raise
             await self._commit(ws, name)
             return result
+
+    def _reads_only(self, name: str) -> bool:
+        info = self._tool_info.get(name)
+        return info is not None and info[2]
 
     async def _begin(self, ws: Workspace, tool: str) -> None:
         if not ws.is_file:
@@ -386,14 +395,14 @@ class WorkspaceServer(MCPServer[Any]):
         arguments: dict[str, Any],
         context: Context[Any, Any] | None,
         call: _Call,
-        *,
-        own: bool,
+        transaction: Literal["own", "caller", "none"],
     ) -> Any:
-        """Run the tool and audit it, in the transaction open on `ws`: this call's own
-        (`own`) or the caller's. A tool that fails leaves no write behind but its audit
-        entry: in a transaction of its own on an in-memory workspace with nothing written
-        yet, by rolling it back and beginning again (two statements fewer on every call that
-        succeeds); else by rolling back to a savepoint taken before the tool ran."""
+        """Run the tool and audit it, in the transaction open on `ws` (this call's `own`
+        or the `caller`'s), or with `none` (a read: see `call_on`). A tool that fails leaves
+        no write behind but its audit entry: in a transaction of its own on an in-memory
+        workspace with nothing written yet, by rolling it back and beginning again (two
+        statements fewer on every call that succeeds); else by rolling back to a savepoint
+        taken before the tool ran."""
         started = time.perf_counter()
 
         def audit(service: str, tool: str, at: str, *, result: Any = None, error: str | None = None) -> None:
@@ -422,7 +431,7 @@ class WorkspaceServer(MCPServer[Any]):
             raise ToolError(f"Error executing tool {name}: {fault.message}")
         call_time = ws.clock.now_text()
         # Nothing written yet (a latency fault moves the clock first): a rollback then undoes the tool alone.
-        savepoint = not own or ws.is_file or fault is not None
+        savepoint = transaction == "caller" or ws.is_file or fault is not None
         if savepoint:
             ws.conn.execute("SAVEPOINT tool_call")
         served = _SERVED.set(ws)
@@ -432,7 +441,7 @@ class WorkspaceServer(MCPServer[Any]):
             if savepoint:
                 ws.conn.execute("ROLLBACK TO tool_call")
                 ws.conn.execute("RELEASE tool_call")
-            else:
+            elif transaction == "own":
                 ws.conn.execute("ROLLBACK")
                 ws.conn.execute("BEGIN")
             exc = _readable(raised, name)

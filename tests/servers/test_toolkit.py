@@ -129,6 +129,52 @@ async def test_write_calls_move_the_clock_and_reads_do_not(ws: Workspace) -> Non
     ]
 
 
+async def test_a_read_of_an_in_memory_workspace_runs_outside_a_transaction(ws: Workspace) -> None:
+    """A read has nothing to roll back and no one writes an in-memory workspace meanwhile, so
+    it skips BEGIN and COMMIT; a write, and a read inside the caller's transaction, do not."""
+    server = WorkspaceServer(ws, [TOY], name="toy")
+    statements: list[str] = []
+    ws.conn.set_trace_callback(statements.append)
+
+    def transaction_statements() -> list[str]:
+        out = [
+            s.split()[0]
+            for s in statements
+            if s.split()[0] in ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE")
+        ]
+        statements.clear()
+        return out
+
+    read = await server.call_on(ws, "count", {})
+    assert read.structured_content == {"count": 0} and transaction_statements() == []
+    with pytest.raises(ToolError, match="at_least: Input should be greater than or equal to 0"):
+        await server.call_on(ws, "count", {"at_least": -1})
+    assert transaction_statements() == []
+    await server.call_on(ws, "add_two", {"name": "a"})
+    assert transaction_statements() == ["BEGIN", "COMMIT"]
+    with ws.transaction():
+        await server.call_on(ws, "count", {})
+    assert transaction_statements() == ["SAVEPOINT"] * 2 + ["RELEASE"] * 2  # the caller's, the call's
+    ws.conn.set_trace_callback(None)
+    assert [(e.tool, e.is_error) for e in ws.audit.entries()] == [
+        ("count", False),
+        ("count", True),
+        ("add_two", False),
+        ("count", False),
+    ]
+
+
+async def test_a_read_of_a_workspace_file_keeps_its_transaction(tmp_path: Any) -> None:
+    """Another process may write a file between a read's statements: the read stays one
+    transaction, so what it returns is one state."""
+    ws = Workspace.create([TOY.schema], clock_start=START, path=tmp_path / "ws.db")
+    statements: list[str] = []
+    ws.conn.set_trace_callback(statements.append)
+    await WorkspaceServer(ws, [TOY], name="toy").call_on(ws, "count", {})
+    ws.conn.set_trace_callback(None)
+    assert [s.split()[0] for s in statements if s.split()[0] in ("BEGIN", "COMMIT")] == ["BEGIN", "COMMIT"]
+
+
 async def test_concurrent_calls_are_serialized(ws: Workspace) -> None:
     server = WorkspaceServer(ws, [TOY], name="toy")
     results: list[int] = []
