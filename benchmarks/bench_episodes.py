@@ -1,9 +1,8 @@
 """Episode set-up against a bare fork, and 1,000 concurrent live episodes in one process:
 memory per episode (each reset, holding its workspace and its session; the seed the verifier
-reads is one fork they share) and
-oracle throughput at concurrency 1,000 as a ratio of the same episodes played one at a
-time. Episode i plays example task i mod 18, so the mix covers every example's seed (0.07 to
-0.48 MB snapshots) and 1 to 3 turns."""
+reads is one fork they share) and oracle throughput at concurrency 1,000 as a ratio of the
+same episodes played one at a time. Episode i plays example task i mod 18, so the mix covers
+every example's seed (0.07 to 0.48 MB snapshots) and 1 to 3 turns."""
 
 import gc
 import multiprocessing

@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from faker import Faker
 
@@ -103,8 +104,11 @@ def _email(name: str, domain: str, taken: set[str]) -> str:
     return email
 
 
+@lru_cache(maxsize=64)
 def build_company(seed: int = 0) -> DemoCompany:
-    """The demo company's people: 20 colleagues in 5 teams and 8 external contacts."""
+    """The demo company's people: 20 colleagues in 5 teams and 8 external contacts. Made once
+    per seed and process (it is frozen): a new Faker costs milliseconds, and every task a
+    family drafts on the demo company asks for its people."""
     fake = Faker("en_US")
     fake.seed_instance(seed)
     rng = random.Random(seed)
