@@ -120,9 +120,20 @@ class Planner:
                 local += timedelta(minutes=30)
         self.rng.shuffle(candidates)
         people = [plan.organizer, *plan.attendees]
-        plan.start = min(
-            candidates, key=lambda s: (self._clashes(people, s, duration, plan.rule), -_awake(people, s))
-        )
+        # The first candidate with the fewest clashes, then the most people awake: what
+        # min() picks. No candidate beats no clash with everyone awake, so the scan can
+        # stop at the first that has it.
+        best, best_key, ideal = candidates[0], None, (0, -len(people))
+        for start in candidates:
+            clashes = self._clashes(people, start, duration, plan.rule)
+            if best_key is not None and clashes > best_key[0]:
+                continue
+            key = (clashes, -_awake(people, start))
+            if best_key is None or key < best_key:
+                best, best_key = start, key
+                if key == ideal:
+                    break
+        plan.start = best
         for occ in self._occurrences(plan.start, duration, tz, plan.rule):
             for person in people:
                 insort(self.starts[person.email], occ.start)
