@@ -30,7 +30,7 @@ SETUP_TARGET = 3.0
 
 async def play(task: Task, cache: SeedCache, *, close: bool = True) -> None:
     """One oracle episode, reset to verdict, then closed (its workspace goes back to the
-    cache) unless `close` is false (then they are dropped, as before warm forks)."""
+    cache) unless `close` is false (then it is dropped, as before warm forks)."""
     policy = OraclePolicy()
     episode = Episode(task, cache=cache, policy=policy.name, actor=policy.actor)
     await drive(episode, policy)
