@@ -761,3 +761,34 @@ def test_the_hostile_battery_gets_nothing_out(
     assert not os.path.exists(secrets["canary_path"])
     with pytest.raises(BlockingIOError):
         listener.accept()  # nobody connected
+
+
+def test_an_fstab_field_escapes_what_would_split_it() -> None:
+    assert boundary._fstab_field("/opt/my python\\3\t.11\nx") == "/opt/my\\040python\\1343\\011.11\\012x"
+
+
+def test_staging_binds_each_folder_read_only_whatever_its_name() -> None:
+    """As root the interpreter's folders are bind-mounted, read-only, where uid 65534 can
+    reach them: one `mount` reads every bind from an fstab text, names with spaces too."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None or not os.path.isdir("/var/tmp"):
+        pytest.skip("staging runs only as root, with util-linux's unshare (and here needs /var/tmp)")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as outside_tmp:  # staging covers /tmp
+        _stage_and_probe(Path(outside_tmp))
+
+
+def _stage_and_probe(root: Path) -> None:
+    folders = [root / "lib", root / "python 3.11", root / "back\\slash"]
+    for i, folder in enumerate(folders):
+        folder.mkdir()
+        (folder / "mark").write_text(f"folder {i}")
+    probe = "for d in /tmp/0 /tmp/1 /tmp/2; do cat $d/mark; echo; touch $d/new 2>/dev/null && echo writable || :; done"
+    unshare = ["unshare", "--mount", "--propagation", "private", "--"]
+    done = subprocess.run(
+        [*unshare, *boundary.staging([str(f) for f in folders]), "sh", "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["folder 0", "folder 1", "folder 2"]
+    assert not any((f / "new").exists() for f in folders)
