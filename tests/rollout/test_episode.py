@@ -3,6 +3,7 @@
 import json
 
 import anyio
+import anyio.lowlevel
 import pytest
 from mcp import Client
 
@@ -195,3 +196,41 @@ async def test_a_shared_server_is_called_with_a_workspace_that_has_its_services(
         ValueError, match=r"the workspace has no tables for \['mail'\]; it was created with \['tickets'\]"
     ):
         InProcessClient(server, ep.workspace)
+
+
+async def test_in_process_calls_yield_to_other_episodes_and_let_cancellation_in() -> None:
+    """A scripted policy waits on nothing, so its calls yield to the event loop at least every
+    `YIELD_SECONDS` (not on each call), and every call lets a cancellation in."""
+    from coworkenv.rollout.session import YIELD_SECONDS, InProcessClient, shared_server
+
+    ep = Episode(ticket_task())
+    await ep.areset()
+    client = InProcessClient(shared_server(["tickets"]), ep.workspace)
+    ticks = 0
+
+    async def other_episode() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(other_episode)
+        await anyio.lowlevel.checkpoint()
+        seen = [ticks]
+        started = anyio.current_time()
+        for _ in range(40):
+            await client.call_tool("tickets_get_ticket", {"ticket_id": 1})
+            seen.append(ticks)
+        elapsed = anyio.current_time() - started
+        group.cancel_scope.cancel()
+    yields = len(set(seen)) - 1
+    assert 1 <= yields <= 40  # the other task ran while the calls went on
+    assert yields <= elapsed / YIELD_SECONDS + 1  # but not after every call
+
+    before = len(ep.workspace.audit.entries())
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await client.call_tool("tickets_get_ticket", {"ticket_id": 1})
+    assert scope.cancelled_caught
+    assert len(ep.workspace.audit.entries()) == before  # the cancelled call did not run
