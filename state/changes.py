@@ -94,11 +94,8 @@ def has_changes(conn: sqlite3.Connection) -> bool:
 def touched(conn: sqlite3.Connection) -> dict[str, dict[int, tuple[Any, ...] | None]]:
     """Per table, each touched rowid with its base row (a tuple in declaration order), or
     None when the row was not in the base."""
-    logged: dict[str, list[tuple[int, str | None]]] = {}
-    for table, rid, base in conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall():
-        logged.setdefault(table, []).append((rid, base))
     out: dict[str, dict[int, tuple[Any, ...] | None]] = {}
-    for table, items in logged.items():
+    for table, items in _logged(conn).items():
         values = decoded(conn, [(rid, base) for rid, base in items if base is not None])
         out[table] = {rid: values.get(rid) for rid, _ in items}
     return out
@@ -128,15 +125,21 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
     so no cascade reaches an untouched row. A value that moved between rows under a unique
     constraint can make this fail: it raises `sqlite3.IntegrityError` and changes nothing.
     Tables outside the log (meta, audit) are the caller's to restore."""
-    log = conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall()
-    if not log:
+    rows = _logged(conn)
+    if not rows:
         return 0
-    rows: dict[str, list[tuple[int, str | None]]] = {}
-    for table, rid, base in log:
-        rows.setdefault(table, []).append((rid, base))
     with schema_fixed(conn):
         _revert_rows(conn, rows)
-    return len(log)
+    return sum(len(items) for items in rows.values())
+
+
+def _logged(conn: sqlite3.Connection) -> dict[str, list[tuple[int, str | None]]]:
+    """The change log per table: each touched rowid with its base row's quote() literals,
+    or None when the row was not in the base."""
+    out: dict[str, list[tuple[int, str | None]]] = {}
+    for table, rid, base in conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall():
+        out.setdefault(table, []).append((rid, base))
+    return out
 
 
 def _revert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[int, str | None]]]) -> None:

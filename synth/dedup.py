@@ -29,8 +29,11 @@ def signature(task: Task) -> frozenset[str]:
 
 def similarity(a: Task, b: Task) -> float:
     """Jaccard similarity of the two signatures, in [0, 1]."""
-    sa, sb = signature(a), signature(b)
-    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+    return _jaccard(signature(a), signature(b))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
 
 
 class KeptTasks(Sequence[Task]):
@@ -52,7 +55,7 @@ class KeptTasks(Sequence[Task]):
         """The first kept task that `task` nearly duplicates, if any."""
         mine = signature(task)
         for other, theirs in zip(self._tasks, self._signatures, strict=True):
-            if len(mine & theirs) / len(mine | theirs) >= threshold:
+            if _jaccard(mine, theirs) >= threshold:
                 return other
         return None
 

@@ -124,7 +124,7 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
         )
 
     def close(self) -> None:
-        """The session ended: the episode's workspaces go back to the seed cache."""
+        """The session ended: the episode's workspace goes back to the seed cache."""
         if self.episode is not None:
             self.episode.close()
 

@@ -106,3 +106,21 @@ async def test_the_episodes_of_a_task_share_one_read_only_seed() -> None:
     assert (await episodes[0].averdict()).score == 1.0
     assert episodes[0].workspace.content_hash() != cache.initial_hash(task)
     assert episodes[1].initial.content_hash() == cache.initial_hash(task)
+
+
+def test_a_seed_kept_anew_replaces_the_warm_forks_of_the_old_one() -> None:
+    task = example_tasks()[0]
+    cache = SeedCache()
+    episode = Episode(task, cache=cache)
+    episode.reset()
+    conn = episode.workspace.conn
+    episode.close()
+    old = cache.forks(task)
+    assert old.waiting == 1
+    cache.keep(task, cache.snapshot(task).fork().snapshot())  # the same state, another snapshot
+    assert old.waiting == 0 and cache.forks(task) is not old
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")
+    pool = cache.forks(task)
+    cache.keep(task, pool.snapshot)  # the same snapshot again keeps its pool
+    assert cache.forks(task) is pool
