@@ -100,6 +100,11 @@ class InProcessClient:
         return list(await self.server.list_tools())
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        return (await self.call_tool_with_text(name, arguments))[0]
+
+    async def call_tool_with_text(self, name: str, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
+        """`call_tool`, returning with the result its `transcript_text`, which for a
+        structured result is the JSON the audit log recorded (written once for both)."""
         now = time.perf_counter()
         if now - self._yielded >= YIELD_SECONDS:
             await anyio.lowlevel.checkpoint()  # other episodes run now
@@ -107,14 +112,24 @@ class InProcessClient:
         else:
             await anyio.lowlevel.checkpoint_if_cancelled()
         try:
-            result = await self.server.call_on(self.workspace, name, arguments, faults=self.faults)
+            called = await self.server.call_on_audited(self.workspace, name, arguments, faults=self.faults)
         except MCPError:
             raise
         except Exception as exc:  # what the SDK's request handler turns an error into
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            result = CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+            return result, transcript_text(result)
+        result = called.result
         if not isinstance(result, CallToolResult):
             raise TypeError(f"tool {name} asked for input, which episodes do not support")
-        return result
+        return result, transcript_text(result, called.result_json)
+
+
+def transcript_text(result: CallToolResult, structured_json: str | None = None) -> str:
+    """What the model reads of a tool's result: its structured content as compact JSON
+    (`structured_json` when it is already written), else the text of its content."""
+    if result.structured_content is not None and not result.is_error:
+        return structured_json if structured_json is not None else compact_json(result.structured_content)
+    return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
 class ToolLimitReached(Exception):
@@ -163,11 +178,11 @@ class AgentSession:
             self.truncated = True
             raise ToolLimitReached(f"the limit of {self.limit} tool calls per turn is reached")
         self.calls_this_turn += 1
-        result = await self.client.call_tool(name, arguments)
-        if result.structured_content is not None and not result.is_error:
-            text = compact_json(result.structured_content)
+        if isinstance(self.client, InProcessClient):
+            result, text = await self.client.call_tool_with_text(name, arguments)
         else:
-            text = "\n".join(getattr(c, "text", "") for c in result.content)
+            result = await self.client.call_tool(name, arguments)
+            text = transcript_text(result)
         return ToolOutcome(text=text, structured=result.structured_content, is_error=bool(result.is_error))
 
     def record_assistant(self, content: str | None, tool_calls: list[dict[str, Any]] | None = None) -> None:

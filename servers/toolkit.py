@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -27,6 +27,7 @@ from mcp_types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 
 from coworkenv.state import ServiceSchema, Workspace
+from coworkenv.state.jsontext import compact_json
 
 from .faults import FaultInjector
 
@@ -213,7 +214,7 @@ class WorldOperations:
             raise
         finally:
             workspace.audit.record(
-                time=workspace.clock.now_text(),
+                time=None,
                 actor="event",
                 service=self.service,
                 tool=name,
@@ -326,6 +327,20 @@ class WorkspaceServer(MCPServer[Any]):
         of workspaces this way, each episode naming its own: building a server costs far
         more than forking a workspace. The workspace must have this server's services
         (`check_serves`)."""
+        called = await self.call_on_audited(workspace, name, arguments, faults=faults, context=context)
+        return called.result
+
+    async def call_on_audited(
+        self,
+        workspace: Workspace,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        faults: FaultInjector | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> AuditedResult:
+        """`call_on`, returning with the result the compact JSON the audit log recorded of
+        it, for a caller that shows the model the same text (an episode's transcript)."""
         # One lock per workspace, shared by every server over it (a single-service server
         # and the combined one may serve the same workspace side by side).
         lock = _WORKSPACE_LOCKS.get(workspace)
@@ -396,23 +411,27 @@ class WorkspaceServer(MCPServer[Any]):
         context: Context[Any, Any] | None,
         call: _Call,
         transaction: Literal["own", "caller", "none"],
-    ) -> Any:
+    ) -> AuditedResult:
         """Run the tool and audit it, in the transaction open on `ws` (this call's `own`
         or the `caller`'s), or with `none` (a read: see `call_on`). A tool that fails leaves
         no write behind but its audit entry: in a transaction of its own on an in-memory
         workspace with nothing written yet, by rolling it back and beginning again (two
         statements fewer on every call that succeeds); else by rolling back to a savepoint
-        taken before the tool ran."""
+        taken before the tool ran. The entry's time is the clock's as the entry is written:
+        a tool does not move the clock, and a write's call moves it only after its entry."""
         started = time.perf_counter()
 
-        def audit(service: str, tool: str, at: str, *, result: Any = None, error: str | None = None) -> None:
+        def audit(
+            service: str, tool: str, *, result_json: str | None = None, error: str | None = None
+        ) -> None:
             ws.audit.record(
-                time=at,
+                time=None,
                 actor=ws.actor,
                 service=service,
                 tool=tool,
                 arguments=arguments,
-                result=result,
+                result=None,
+                result_json=result_json,
                 error=error,
                 latency_ms=(time.perf_counter() - started) * 1000,
             )
@@ -420,16 +439,15 @@ class WorkspaceServer(MCPServer[Any]):
 
         if name not in self._tool_info:
             error = f"Unknown tool {name!r}. Available tools: {', '.join(sorted(self._tool_info))}"
-            audit("unknown", name, ws.clock.now_text(), error=error)
+            audit("unknown", name, error=error)
             raise ToolError(error)
         service, tool_name, read_only = self._tool_info[name]
         fault = faults.draw(service, tool_name) if faults is not None else None
         if faults is not None and fault is not None and fault.kind == "latency":
             ws.clock.advance(seconds=faults.plan.latency_seconds)
         elif fault is not None:
-            audit(service, tool_name, ws.clock.now_text(), error=fault.message)
+            audit(service, tool_name, error=fault.message)
             raise ToolError(f"Error executing tool {name}: {fault.message}")
-        call_time = ws.clock.now_text()
         # Nothing written yet (a latency fault moves the clock first): a rollback then undoes the tool alone.
         savepoint = transaction == "caller" or ws.is_file or fault is not None
         if savepoint:
@@ -446,7 +464,7 @@ class WorkspaceServer(MCPServer[Any]):
                 ws.conn.execute("BEGIN")
             exc = _readable(raised, name)
             if isinstance(exc, Exception):
-                audit(service, tool_name, call_time, error=str(exc))
+                audit(service, tool_name, error=str(exc))
             if exc is not raised:
                 raise exc from exc.__cause__
             raise
@@ -454,10 +472,19 @@ class WorkspaceServer(MCPServer[Any]):
             _SERVED.reset(served)
         if savepoint:
             ws.conn.execute("RELEASE tool_call")
+        payload = _result_payload(result)
+        result_json = None if payload is None else compact_json(payload)
+        audit(service, tool_name, result_json=result_json)
         if not read_only:
             ws.clock.advance(seconds=WRITE_CALL_DURATION_SECONDS)
-        audit(service, tool_name, call_time, result=_result_payload(result))
-        return result
+        return AuditedResult(result, result_json)
+
+
+class AuditedResult(NamedTuple):
+    """A tool call's result, and its compact JSON as the audit log recorded it."""
+
+    result: Any
+    result_json: str | None
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from .clock import NOW_SQL
 from .jsontext import compact_json
 
 Actor = Literal["agent", "oracle", "event", "user", "system"]
@@ -60,7 +61,7 @@ class AuditLog:
     def record(
         self,
         *,
-        time: str,
+        time: str | None,
         actor: str,
         service: str,
         tool: str,
@@ -68,18 +69,25 @@ class AuditLog:
         result: Any,
         error: str | None,
         latency_ms: float,
+        result_json: str | None = None,
     ) -> int:
-        """Append one entry and return its sequence number."""
+        """Append one entry and return its sequence number. `time` None is the workspace
+        clock's time, read by the same statement that writes the entry. `result_json` is
+        `result` already written by `compact_json`, for a caller that shows the same text
+        elsewhere; `result` is then not read."""
+        if result_json is None and result is not None:
+            result_json = compact_json(result)
         cursor = self._conn.execute(
             f"INSERT INTO {AUDIT_TABLE} (time, actor, service, tool, arguments, result, is_error, error, "
-            "latency_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"latency_ms) VALUES (COALESCE(?, ({NOW_SQL})), "
+            "?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 time,
                 actor,
                 service,
                 tool,
                 compact_json(dict(sorted(arguments.items()))),
-                None if result is None else compact_json(result),
+                result_json,
                 int(error is not None),
                 error,
                 latency_ms,

@@ -9,6 +9,8 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 
 CLOCK_KEY = "clock"
+NOW_SQL = f"SELECT value FROM workspace_meta WHERE key = '{CLOCK_KEY}'"
+"""The query of the clock's stored text (a statement may use it as a subquery)."""
 
 
 def parse_time(text: str) -> datetime:
@@ -38,12 +40,12 @@ class Clock:
 
     def now(self) -> datetime:
         """The current simulated time (timezone-aware, UTC)."""
-        row = self._conn.execute("SELECT value FROM workspace_meta WHERE key = ?", (CLOCK_KEY,)).fetchone()
+        row = self._conn.execute(NOW_SQL).fetchone()
         return parse_time(row[0])
 
     def now_text(self) -> str:
         """The current simulated time in its canonical text form (the form it is stored in)."""
-        row = self._conn.execute("SELECT value FROM workspace_meta WHERE key = ?", (CLOCK_KEY,)).fetchone()
+        row = self._conn.execute(NOW_SQL).fetchone()
         return str(row[0])
 
     def set(self, value: datetime) -> None:

@@ -198,6 +198,28 @@ async def test_a_shared_server_is_called_with_a_workspace_that_has_its_services(
         InProcessClient(server, ep.workspace)
 
 
+async def test_the_transcript_shows_the_json_the_audit_recorded_as_a_real_client_would() -> None:
+    """In process, a result's text for the transcript is the audit entry's JSON, written
+    once; through a real MCP client it is written from the structured content: the same text."""
+    from coworkenv.rollout.session import AgentSession, InProcessClient, shared_server
+
+    ep = Episode(ticket_task())
+    await ep.areset()
+    ws = ep.workspace
+    session = AgentSession(InProcessClient(shared_server(["tickets"]), ws), [], [])
+    shown = await session.call_tool("tickets_get_ticket", {"ticket_id": 1})
+    missing = await session.call_tool("tickets_get_ticket", {"ticket_id": 999})
+    recorded = ws.conn.execute("SELECT result, error FROM audit_log ORDER BY seq").fetchall()
+    assert shown.text == recorded[-2][0] and not shown.is_error
+    assert json.loads(shown.text) == shown.structured
+    assert missing.is_error and missing.text == recorded[-1][1] == (
+        "Error executing tool tickets_get_ticket: no ticket with id 999; search_tickets returns valid ids"
+    )
+    async with Client(build_workspace_server(ws, ["tickets"])) as client:
+        over_mcp = await AgentSession(client, [], []).call_tool("tickets_get_ticket", {"ticket_id": 1})
+    assert over_mcp.text == shown.text
+
+
 async def test_in_process_calls_yield_to_other_episodes_and_let_cancellation_in() -> None:
     """A scripted policy waits on nothing, so its calls yield to the event loop at least every
     `YIELD_SECONDS` (not on each call), and every call lets a cancellation in."""

@@ -175,6 +175,18 @@ async def test_a_read_of_a_workspace_file_keeps_its_transaction(tmp_path: Any) -
     assert [s.split()[0] for s in statements if s.split()[0] in ("BEGIN", "COMMIT")] == ["BEGIN", "COMMIT"]
 
 
+async def test_a_call_returns_the_json_its_audit_entry_recorded(ws: Workspace) -> None:
+    server = WorkspaceServer(ws, [TOY], name="toy")
+    written = await server.call_on_audited(ws, "add_two", {"name": "a"})
+    read = await server.call_on_audited(ws, "count", {})
+    assert (written.result.structured_content, written.result_json) == ({"count": 2}, '{"count":2}')
+    assert (read.result.structured_content, read.result_json) == ({"count": 2}, '{"count":2}')
+    assert ws.conn.execute("SELECT tool, time, result FROM audit_log ORDER BY seq").fetchall() == [
+        ("add_two", "2026-03-02T09:00:00+00:00", '{"count":2}'),  # the time before the write's minute
+        ("count", "2026-03-02T09:01:00+00:00", '{"count":2}'),
+    ]
+
+
 async def test_concurrent_calls_are_serialized(ws: Workspace) -> None:
     server = WorkspaceServer(ws, [TOY], name="toy")
     results: list[int] = []

@@ -262,6 +262,25 @@ def test_audit_log_reads_back_entries_in_order_and_by_actor() -> None:
     assert ws.audit.last_seq() == 2
 
 
+def test_an_audit_entry_without_a_time_takes_the_clocks_and_keeps_a_written_result() -> None:
+    ws = make()
+    ws.clock.set(datetime(2026, 3, 2, 9, 30, tzinfo=UTC))
+    ws.audit.record(
+        time=None,
+        actor="agent",
+        service="notes",
+        tool="t",
+        arguments={"b": 2, "a": 1},
+        result={"ignored": True},
+        result_json='{"as":"written"}',
+        error=None,
+        latency_ms=0.5,
+    )
+    assert ws.conn.execute("SELECT time, arguments, result FROM audit_log").fetchall() == [
+        ("2026-03-02T09:30:00+00:00", '{"a":1,"b":2}', '{"as":"written"}')
+    ]
+
+
 def test_identical_tables_are_found_by_their_pages_and_changed_ones_are_not() -> None:
     from coworkenv.state.diff import identical_tables
 
