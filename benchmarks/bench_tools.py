@@ -14,7 +14,7 @@ from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.servers.directory.schema import PersonList, person_from_row
 from coworkenv.servers.directory.tools import MAX_OFFSET
 
-from .timing import median_us, median_us_async, report
+from .timing import interleaved_medians_us_async, median_us, median_us_async, report
 
 ARGS = {"query": "a", "limit": 10}
 
@@ -67,16 +67,21 @@ async def measure() -> list[dict]:
             "tool call, in-memory Client", client_ours, client_bare, "bare MCPServer, in-memory Client", 1.3
         )
     )
-    direct_ours = await median_us_async(lambda: ours.call_tool("search_people", ARGS))
-    direct_bare = await median_us_async(lambda: bare.call_tool("search_people", ARGS))
+    # What a scripted policy's call costs in an episode: the direct path, the yield that
+    # lets other live episodes run, and the result's text for the transcript. The three
+    # are timed in turn, call after call, so their ratios are of the same moments.
+    session = AgentSession(InProcessClient(ours, ws), [], [])
+    session.limit = 10**9
+    direct_ours, direct_bare, scripted = await interleaved_medians_us_async(
+        [
+            lambda: ours.call_tool("search_people", ARGS),
+            lambda: bare.call_tool("search_people", ARGS),
+            lambda: session.call_tool("search_people", ARGS),
+        ]
+    )
     results.append(
         report("tool call, direct call_tool()", direct_ours, direct_bare, "bare MCPServer.call_tool()", 1.3)
     )
-    # What a scripted policy's call costs in an episode: the direct path, the yield that
-    # lets other live episodes run, and the result's text for the transcript.
-    session = AgentSession(InProcessClient(ours, ws), [], [])
-    session.limit = 10**9
-    scripted = await median_us_async(lambda: session.call_tool("search_people", ARGS))
     results.append(
         report(
             "tool call, scripted policy in an episode",

@@ -30,6 +30,26 @@ async def median_us_async(fn: Callable[[], Awaitable[Any]], *, repeat: int = 100
     return statistics.median(samples) / 1000
 
 
+async def interleaved_medians_us_async(
+    fns: list[Callable[[], Awaitable[Any]]], *, rounds: int = 20, block: int = 100, warmup: int = 50
+) -> list[float]:
+    """Median wall time of one awaited call of each of `fns`, in microseconds, timed in
+    turn: `block` calls of each, then again, `rounds` times. A machine that slows down or
+    speeds up meanwhile weighs on each alike, so their ratios are of the same moments; in
+    blocks, each pays for its own garbage and warms its own caches."""
+    for fn in fns:
+        for _ in range(warmup):
+            await fn()
+    samples: list[list[int]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, taken in zip(fns, samples, strict=True):
+            for _ in range(block):
+                start = time.perf_counter_ns()
+                await fn()
+                taken.append(time.perf_counter_ns() - start)
+    return [statistics.median(taken) / 1000 for taken in samples]
+
+
 def report(
     name: str, ours_us: float, floor_us: float, floor_name: str, target: float | None = None
 ) -> dict[str, Any]:
