@@ -105,12 +105,11 @@ class InProcessClient:
     async def call_tool_with_text(self, name: str, arguments: dict[str, Any]) -> tuple[CallToolResult, str]:
         """`call_tool`, returning with the result its `transcript_text`, which for a
         structured result is the JSON the audit log recorded (written once for both)."""
-        now = time.perf_counter()
-        if now - self._yielded >= YIELD_SECONDS:
+        # Other calls let only a cancellation in, as the workspace's lock is taken (anyio's
+        # fast acquire checks for one first).
+        if time.perf_counter() - self._yielded >= YIELD_SECONDS:
             await anyio.lowlevel.checkpoint()  # other episodes run now
             self._yielded = time.perf_counter()
-        else:
-            await anyio.lowlevel.checkpoint_if_cancelled()
         try:
             called = await self.server.call_on_audited(self.workspace, name, arguments, faults=self.faults)
         except MCPError:

@@ -342,7 +342,8 @@ class WorkspaceServer(MCPServer[Any]):
         """`call_on`, returning with the result the compact JSON the audit log recorded of
         it, for a caller that shows the model the same text (an episode's transcript)."""
         # One lock per workspace, shared by every server over it (a single-service server
-        # and the combined one may serve the same workspace side by side).
+        # and the combined one may serve the same workspace side by side). Taking it is
+        # where a call lets a cancellation in: a cancelled call does not run.
         lock = _WORKSPACE_LOCKS.get(workspace)
         if lock is None:
             lock = _WORKSPACE_LOCKS[workspace] = anyio.Lock(fast_acquire=True)
