@@ -1,10 +1,15 @@
 """Validation throughput on the example tasks, and the verifier's cost per episode as a
 ratio of the fork cost. Verification is all of it: turn checks, final checks, safety rules,
 the collateral guard, re-asserted earlier turns and the final content hash (the goal
-footprint is derived once per task, like the seed)."""
+footprint is derived once per task, like the seed), and what one sandbox start costs against
+starting its interpreter bare."""
 
+import os
+import sqlite3
 import statistics
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -14,8 +19,69 @@ from coworkenv.rollout.runner import reference_footprint
 from coworkenv.rollout.validation import validate_task
 from coworkenv.task import load_task, task_files
 from coworkenv.verifiers.python_checks import forget_python_verdicts
+from coworkenv.verifiers.sandbox import PYTHON, run_sandboxed
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"
+SANDBOX_STARTS = 20
+#: The floor of a sandbox start: its interpreter, started as the sandbox starts it, importing
+#: what the sandbox's child imports, with no boundary around it.
+CHILD_IMPORTS = [
+    PYTHON,
+    "-I",
+    "-S",
+    "-B",
+    "-X",
+    "utf8",
+    "-c",
+    "import json, pathlib, resource, signal, sqlite3",
+]
+
+
+def machine_cpu_seconds() -> float | None:
+    """CPU time spent on the whole machine so far (Linux), or None where it cannot be read.
+    A sandbox's own accounting loses the processes of its PID namespace; this does not."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+
+
+def wall_and_cpu_ms(fn: Callable[[], object], times: int) -> tuple[float, float | None]:
+    """Mean wall time and machine CPU time of one call of `fn`, in milliseconds."""
+    fn()
+    cpu, started = machine_cpu_seconds(), time.perf_counter()
+    for _ in range(times):
+        fn()
+    wall = (time.perf_counter() - started) / times * 1000
+    after = machine_cpu_seconds()
+    return wall, None if cpu is None or after is None else (after - cpu) / times * 1000
+
+
+def sandbox_start() -> None:
+    """One sandboxed run of a trivial check on a one-table database, against its floor."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (x)")
+    data = db.serialize()
+    first = run_sandboxed("def check(final):\n    return True", "check", databases={"final": data})
+    if first.status != "ok":
+        print(f"sandbox start: not measured ({first.status}: {first.error})")
+        return
+
+    def sandboxed() -> None:
+        run_sandboxed("def check(final):\n    return True", "check", databases={"final": data})
+
+    ours, ours_cpu = wall_and_cpu_ms(sandboxed, SANDBOX_STARTS)
+    floor, floor_cpu = wall_and_cpu_ms(lambda: subprocess.run(CHILD_IMPORTS, check=True), SANDBOX_STARTS)
+    cpu = (
+        ""
+        if ours_cpu is None or floor_cpu is None
+        else f"; CPU over the machine {ours_cpu:.1f} vs {floor_cpu:.1f} ms"
+    )
+    print(
+        f"{'sandbox start (a trivial Python check)':<44} {ours * 1000:9.1f} us   "
+        f"{'its interpreter and imports, bare':<34} {floor * 1000:9.1f} us   ratio {ours / floor:5.2f}x{cpu}"
+    )
 
 
 async def measure() -> dict:
@@ -61,6 +127,7 @@ async def measure() -> dict:
             f"{f'the same, {len(verify[True])} tasks with Python checks':<44} {p:9.1f} us   "
             f"{'fork of the seeded workspace':<34} {f:9.1f} us   ratio {p / f:5.1f}x"
         )
+    sandbox_start()
     return {
         "tasks_per_second": len(tasks) / basic,
         "full_per_second": len(tasks) / full,
