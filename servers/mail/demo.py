@@ -19,7 +19,7 @@ from faker import Faker
 from coworkenv.state import Workspace, format_time
 
 from .schema import Folder
-from .store import files_enabled
+from .store import files_enabled, search_index_written_at_end
 from .world import AddMessage, add_message
 
 if TYPE_CHECKING:
@@ -225,6 +225,12 @@ def populate(ws: Workspace, world: World, rng: random.Random) -> None:
     writer = _Writer(world, rng, world.faker("mail"), files)
     plan = _plan_threads(writer, rng)
     plan += _plan_drafts(writer, plan, rng)
+    with search_index_written_at_end(ws):
+        _insert(ws, world, plan)
+
+
+def _insert(ws: Workspace, world: World, plan: list[_Planned]) -> None:
+    """The planned messages, in time order (so that message ids follow arrival)."""
     ids: dict[int, int] = {}
     threads: dict[int, int] = {}
     for index in sorted(range(len(plan)), key=lambda i: (plan[i].mail.at, plan[i].thread, plan[i].position)):

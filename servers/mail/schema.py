@@ -4,7 +4,8 @@ models the mail tools return.
 Every message belongs to one mailbox (`owner`, an email address), so several people's
 mailboxes can live side by side; the tools act on the mailbox of the workspace's user.
 `mail_search` is an FTS5 index over subject, body, sender, recipients and attachment
-names, kept in sync by triggers. It is a derived table: content hashes and diffs skip it.
+names, kept in sync by triggers (a mailbox seeded whole writes it once, at the end:
+`store.search_index_written_at_end`). It is a derived table: content hashes and diffs skip it.
 """
 
 from typing import Literal
@@ -15,6 +16,26 @@ from coworkenv.state import ServiceSchema, TableRules
 
 Folder = Literal["inbox", "sent", "drafts", "archive", "trash"]
 FOLDERS: tuple[Folder, ...] = ("inbox", "sent", "drafts", "archive", "trash")
+
+#: The triggers that write `mail_search` as messages, recipients and attachments are
+#: inserted: a message's row is written on its insert, then again for each of its recipients
+#: and attachments. Seeding a whole mailbox writes the index once instead
+#: (`store.search_index_written_at_end`).
+INSERT_SEARCH_TRIGGERS = (
+    "mail_messages_search_insert",
+    "mail_recipients_search_insert",
+    "mail_recipients_search_delete",
+    "mail_attachments_search_insert",
+    "mail_attachments_search_delete",
+)
+#: Every message's row of `mail_search`, as those triggers leave it.
+SEARCH_ROWS_SQL = """
+INSERT INTO mail_search (rowid, subject, body, from_addr, recipients, attachments)
+SELECT m.id, m.subject, m.body, m.from_addr,
+    coalesce((SELECT group_concat(address, ' ') FROM mail_recipients WHERE message_id = m.id), ''),
+    coalesce((SELECT group_concat(name, ' ') FROM mail_attachments WHERE message_id = m.id), '')
+FROM mail_messages AS m ORDER BY m.id
+"""
 
 SCHEMA = ServiceSchema(
     name="mail",

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from coworkenv.state import Workspace, format_time, parse_time
 
 from ..toolkit import ToolError, current_user
-from .schema import Attachment, Message, MessageSummary
+from .schema import INSERT_SEARCH_TRIGGERS, SEARCH_ROWS_SQL, Attachment, Message, MessageSummary
 
 ADDRESS = re.compile(r"[a-z0-9._%+'-]+@[a-z0-9-]+(\.[a-z0-9-]+)+")
 SNIPPET_CHARS = 140
@@ -266,6 +267,31 @@ def insert_message(
     )
     set_attachments(ws, message_id, attachments)
     return message_id
+
+
+@contextmanager
+def search_index_written_at_end(ws: Workspace) -> Iterator[None]:
+    """Write the search index once, when the block ends, for the messages inserted in it.
+
+    The index's triggers write a message's row when the message is inserted, and again for
+    each recipient and attachment (an FTS5 update reads the whole row twice): seeding a
+    mailbox that way costs about half of it. Inside the block those triggers are gone;
+    afterwards every message's row is written as they would have left it, and they are back
+    as they were. Updates and deletes keep their triggers throughout. It is one transaction:
+    an exception inside undoes the block's writes, and the triggers stay."""
+    with ws.transaction():
+        placeholders = ", ".join("?" * len(INSERT_SEARCH_TRIGGERS))
+        triggers = ws.conn.execute(
+            f"SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ({placeholders}) ORDER BY name",
+            INSERT_SEARCH_TRIGGERS,
+        ).fetchall()
+        for name in INSERT_SEARCH_TRIGGERS:
+            ws.conn.execute(f"DROP TRIGGER {name}")
+        yield
+        ws.conn.execute("DELETE FROM mail_search")
+        ws.conn.execute(SEARCH_ROWS_SQL)
+        for (sql,) in triggers:
+            ws.conn.execute(sql)
 
 
 def set_recipients(ws: Workspace, message_id: int, to: list[str], cc: list[str], bcc: list[str]) -> None:

@@ -14,6 +14,7 @@ from coworkenv.servers import apply_world_operation, build_server, create_worksp
 from coworkenv.servers.demo import build_company, build_demo_workspace, northwind_world
 from coworkenv.servers.mail.demo import populate
 from coworkenv.servers.mail.schema import SCHEMA
+from coworkenv.servers.mail.store import search_index_written_at_end
 from coworkenv.servers.toolkit import USER_EMAIL_KEY
 from coworkenv.state import ServiceSchema, Workspace
 from tests.conftest import START
@@ -42,8 +43,19 @@ def add(ws: Workspace, operation: str, **params: Any) -> dict[str, Any]:
 
 def seeded_workspace(*, files: bool = True) -> Workspace:
     """Six messages in the user's mailbox (one per folder, a two-message thread) and one in Bo's."""
+    ws = empty_mailbox(files=files)
+    seed_messages(ws, files=files)
+    return ws
+
+
+def empty_mailbox(*, files: bool = True) -> Workspace:
     ws = Workspace.create([SCHEMA, FILES_SCHEMA] if files else [SCHEMA], clock_start=START)
     ws.set_meta(USER_EMAIL_KEY, USER)
+    return ws
+
+
+def seed_messages(ws: Workspace, *, files: bool = True) -> None:
+    """The messages of `seeded_workspace`, through the world operations."""
     add(
         ws,
         "add_message",
@@ -109,7 +121,6 @@ def seeded_workspace(*, files: bool = True) -> Workspace:
     add(
         ws, "add_message", owner=BO, from_addr=ANN, to=[BO], subject="Private to Bo", body="Only Bo sees this"
     )
-    return ws
 
 
 @pytest.fixture
@@ -397,6 +408,48 @@ def test_search_index_follows_inserts_updates_and_deletes(ws: Workspace) -> None
     ws.conn.execute("INSERT INTO mail_search (mail_search) VALUES ('integrity-check')")
 
 
+def search_rows(ws: Workspace) -> list[tuple[Any, ...]]:
+    return ws.conn.execute(
+        "SELECT rowid, subject, body, from_addr, recipients, attachments FROM mail_search ORDER BY rowid"
+    ).fetchall()
+
+
+def triggers(ws: Workspace) -> set[tuple[str, str]]:
+    return set(ws.conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall())
+
+
+def test_an_index_written_at_the_end_is_the_one_the_triggers_write(ws: Workspace) -> None:
+    """Seeding inside `search_index_written_at_end` (updates and a delete included) leaves the
+    same index rows and matches as the triggers, one row at a time; then the triggers are
+    back as they were and index what comes next."""
+    at_end = empty_mailbox()
+    before = triggers(at_end)
+    with search_index_written_at_end(at_end):
+        seed_messages(at_end)
+        assert at_end.conn.execute("SELECT count(*) FROM mail_search").fetchone()[0] == 0
+        for each in (ws, at_end):
+            each.conn.execute("DELETE FROM mail_messages WHERE id = 4")
+            each.conn.execute("UPDATE mail_messages SET subject = 'Quarterly plan' WHERE id = 5")
+    assert search_rows(at_end) == search_rows(ws)
+    # Recipients as the index keys them: cc before to.
+    assert [r[4] for r in search_rows(at_end)][:2] == [f"{BO} {USER}", ANN]
+    for match in ('"dee.ray"', '"inv-7.md"', "quarterly", "digest", "globex", "refund*"):
+        assert search_ids(at_end, match) == search_ids(ws, match), match
+    assert triggers(at_end) == before
+    add(at_end, "add_message", from_addr=CY, to=[USER, "zed.moor@initech.example"], subject="Later")
+    assert search_ids(at_end, '"zed.moor"') == [8]
+    at_end.conn.execute("INSERT INTO mail_search (mail_search) VALUES ('integrity-check')")
+
+
+def test_an_index_written_at_the_end_is_all_or_nothing(ws: Workspace) -> None:
+    before, rows = triggers(ws), search_rows(ws)
+    with pytest.raises(RuntimeError, match="stop"), search_index_written_at_end(ws):
+        add(ws, "add_message", from_addr=CY, to=[USER], subject="Lost")
+        raise RuntimeError("stop")
+    assert ws.conn.execute("SELECT count(*) FROM mail_messages").fetchone()[0] == 7
+    assert (triggers(ws), search_rows(ws)) == (before, rows)
+
+
 def test_search_index_is_left_out_of_hashes_and_diffs(ws: Workspace) -> None:
     other = ws.fork()
     other.conn.execute("INSERT INTO mail_search (mail_search) VALUES ('optimize')")
@@ -594,3 +647,23 @@ def test_demo_attaches_files_of_the_files_service_when_it_is_there() -> None:
     attachments = ws.rows("mail_attachments")
     assert len(attachments) >= 3
     assert {a["path"] for a in attachments} <= {"/shared/inv-7.md", "/shared/contract.md"}
+
+
+def test_the_demo_mailbox_is_searchable_by_sender_recipient_and_attachment() -> None:
+    """The seed writes the search index once, at the end: every message is found by its
+    sender, each of its recipients and its attachments' names, and by nothing of another's."""
+    world = northwind_world(0)
+    ws = Workspace.create([SCHEMA, FILES_SCHEMA], clock_start=world.start)
+    populate(ws, world, random.Random("0:mail"))
+    assert ws.conn.execute("SELECT count(*) FROM mail_search").fetchone()[0] == 200
+    ws.conn.execute("INSERT INTO mail_search (mail_search) VALUES ('integrity-check')")
+    for message in ws.rows("mail_messages", "id % 17 = 0"):
+        found = search_ids(ws, f'from_addr : "{message["from_addr"]}"')
+        assert message["id"] in found
+        for (address,) in ws.conn.execute(
+            "SELECT address FROM mail_recipients WHERE message_id = ?", (message["id"],)
+        ):
+            assert message["id"] in search_ids(ws, f'recipients : "{address}"'), address
+    for attachment in ws.rows("mail_attachments"):
+        assert attachment["message_id"] in search_ids(ws, f'attachments : "{attachment["name"]}"')
+    assert search_ids(ws, 'recipients : "nobody.at.all"') == []
