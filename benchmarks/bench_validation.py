@@ -33,7 +33,7 @@ CHILD_IMPORTS = [
     "-X",
     "utf8",
     "-c",
-    "import json, pathlib, resource, signal, sqlite3",
+    "import json, resource, signal, sqlite3",
 ]
 
 

@@ -122,6 +122,31 @@ def test_writing_a_canary_outside_the_scratch_is_forbidden(statement: str, tmp_p
     assert not canary.exists()
 
 
+COPY_BY_PATHS = """
+import shutil
+def check():
+    paths = {module}
+    open("a.txt", "w").write("x")
+    source, target = paths.Path("a.txt"), paths.Path("b.txt")
+    str(source), str(target)
+    shutil.copyfile(source, target)
+    return open("b.txt").read()
+"""
+
+
+def test_pathlib_paths_reach_the_path_guard_only_from_code_that_names_pathlib() -> None:
+    """shutil's events carry the path objects themselves: the guard reads pathlib's when the
+    child imported pathlib for the code (it names it), and refuses them otherwise."""
+    named = run_sandboxed(COPY_BY_PATHS.format(module='__import__("pathlib")'), "check")
+    assert (named.status, named.value) == ("ok", "x")
+    unnamed = run_sandboxed(COPY_BY_PATHS.format(module='__import__("path" + "lib")'), "check")
+    assert (unnamed.status, unnamed.error) == (
+        "forbidden",
+        "PermissionError: sandbox blocked shutil.copyfile(a path with '..' or of an unsupported type): "
+        "only paths inside the scratch directory or the stdlib are allowed",
+    )
+
+
 def test_writing_inside_the_scratch_directory_is_allowed() -> None:
     code = """
 import os
