@@ -23,6 +23,7 @@ from coworkenv.verifiers.sandbox import PYTHON, run_sandboxed
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"
 SANDBOX_STARTS = 20
+TRIVIAL_CHECK = "def check(final):\n    return True"
 #: The floor of a sandbox start: its interpreter, started as the sandbox starts it, importing
 #: what the sandbox's child imports, with no boundary around it.
 CHILD_IMPORTS = [
@@ -63,13 +64,13 @@ def sandbox_start() -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t (x)")
     data = db.serialize()
-    first = run_sandboxed("def check(final):\n    return True", "check", databases={"final": data})
+    first = run_sandboxed(TRIVIAL_CHECK, "check", databases={"final": data})
     if first.status != "ok":
         print(f"sandbox start: not measured ({first.status}: {first.error})")
         return
 
     def sandboxed() -> None:
-        run_sandboxed("def check(final):\n    return True", "check", databases={"final": data})
+        run_sandboxed(TRIVIAL_CHECK, "check", databases={"final": data})
 
     ours, ours_cpu = wall_and_cpu_ms(sandboxed, SANDBOX_STARTS)
     floor, floor_cpu = wall_and_cpu_ms(lambda: subprocess.run(CHILD_IMPORTS, check=True), SANDBOX_STARTS)
