@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .tables import columns, content_tables, dependency_order, schema_fixed
@@ -207,20 +207,24 @@ def current_rows(
     return out
 
 
-def row_digest(names: list[str], values: tuple[Any, ...]) -> int:
-    """The SHA-256 of a row's canonical JSON (columns sorted by name), as an integer."""
-    ordered = [values[i] for i in sorted(range(len(names)), key=names.__getitem__)]
-    encoded = json.dumps(ordered, separators=(",", ":"), default=_bytes_as_hex).encode()
-    return int.from_bytes(hashlib.sha256(encoded).digest(), "big")
+def row_digest(values: Sequence[Any]) -> int:
+    """The SHA-256 of a row's canonical JSON (its values in the order of the column names
+    sorted, see `by_name`), as an integer."""
+    return int.from_bytes(hashlib.sha256(_CANONICAL.encode(values).encode()).digest(), "big")
+
+
+def by_name(names: list[str]) -> list[int]:
+    """The positions of `names` in sorted order: a row's values in declaration order are
+    `[values[i] for i in by_name(names)]` in the order `row_digest` reads them."""
+    return sorted(range(len(names)), key=names.__getitem__)
 
 
 def table_digest(conn: sqlite3.Connection, table: str, names: list[str] | None = None) -> int:
     """A table's multiset hash from scratch."""
-    names = names or columns(conn, table)
-    quoted = ", ".join(f'"{n}"' for n in names)
+    quoted = ", ".join(f'"{n}"' for n in sorted(names or columns(conn, table)))
     total = 0
     for values in conn.execute(f'SELECT {quoted} FROM "{table}"'):
-        total += row_digest(names, values)
+        total += row_digest(values)
     return total % MODULUS
 
 
@@ -252,12 +256,13 @@ def table_digests(conn: sqlite3.Connection) -> dict[str, tuple[str, int]]:
             out[table] = (cols, table_digest(conn, table, json.loads(cols)))
             continue
         names = json.loads(cols)
+        order = by_name(names)
         now = current_rows(conn, table, rows, names)
         for rid, before in rows.items():
             if before is not None:
-                value -= row_digest(names, before)
+                value -= row_digest([before[i] for i in order])
             if rid in now:
-                value += row_digest(names, now[rid])
+                value += row_digest([now[rid][i] for i in order])
         out[table] = (cols, value % MODULUS)
     return out
 
@@ -266,3 +271,8 @@ def _bytes_as_hex(value: object) -> str:
     if isinstance(value, bytes):
         return value.hex()
     raise TypeError(f"cannot hash a value of type {type(value).__name__}")
+
+
+_CANONICAL = json.JSONEncoder(separators=(",", ":"), default=_bytes_as_hex)
+"""What `json.dumps(values, separators=(",", ":"), default=_bytes_as_hex)` writes, with the
+encoder made once instead of once per row."""
