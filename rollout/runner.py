@@ -163,6 +163,7 @@ async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
                 played.initial, played.workspace, played.workspace.audit.entries(), task.user_email
             )
             cache.footprints[key] = await footprint_of_run(task, evidence)
+            cache.reference_hashes[key] = played.workspace.content_hash()
         assert played.episode is not None
         played.episode.close()
     finally:

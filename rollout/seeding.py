@@ -109,6 +109,9 @@ class SeedCache:
         self._hashes: dict[str, str] = {}
         self.footprints: dict[str, Footprint] = {}
         """Goal footprints by task hash (see `runner.reference_footprint`)."""
+        self.reference_hashes: dict[str, str] = {}
+        """By task hash, the content hash of the state the run a footprint was derived from
+        ended in: validation's second run of the reference solution must end there too."""
         self.deriving: dict[str, anyio.Event] = {}
         """Footprints being derived now, by task hash: later episodes of the task wait on them."""
 

@@ -203,3 +203,19 @@ async def test_a_write_step_is_altered_until_one_alteration_fails() -> None:
         "alter turns[0].solution[3] (tickets_update_ticket) argument 'title'",
     ]
     assert report.kill_rates()["alter"] == 1.0
+
+
+async def test_the_deterministic_stage_compares_with_the_run_the_footprint_came_from() -> None:
+    # The footprint's run is the second run of the reference solution: validation does not
+    # play it a third time, and a run that ended elsewhere fails the stage.
+    task, cache = escalation_task(), SeedCache()
+    first = await validate_task(task, cache=cache)
+    reached = cache.reference_hashes[task.content_hash]
+    assert first.summary() == "ok"
+    cache.reference_hashes[task.content_hash] = "0" * 64
+    again = await validate_task(task, cache=cache)
+    (stage,) = [s for s in again.stages if s.name == "deterministic"]
+    assert (stage.passed, stage.detail) == (False, f"state hashes differ: {reached} vs {'0' * 64}")
+    del cache.reference_hashes[task.content_hash]  # a footprint from elsewhere: played again
+    third = await validate_task(task, cache=cache)
+    assert third.summary() == "ok"
