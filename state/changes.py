@@ -63,9 +63,15 @@ END;
 
 
 def mark_base(conn: sqlite3.Connection) -> None:
-    """Make the current state the base: store every table's multiset hash and columns, empty the log."""
+    """Make the current state the base: store every table's multiset hash and columns, empty
+    the log. Over an earlier base (a seed planted on a fork of a rendered world), the hashes
+    come from that base and the rows changed since, as `table_digests` computes them."""
     tables = {table: columns(conn, table) for table in content_tables(conn)}
-    digests = {table: table_digest(conn, table, names) for table, names in tables.items()}
+    current = table_digests(conn)
+    digests = {
+        table: value if cols == json.dumps(tables[table]) else table_digest(conn, table, tables[table])
+        for table, (cols, value) in current.items()
+    }
     lineage = hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()
     conn.execute(f"DELETE FROM {CHANGES_TABLE}")
     conn.execute(f"DELETE FROM {BASE_TABLE}")
