@@ -184,6 +184,12 @@ class Turn(_Model):
         description="The user revises an earlier request in this turn ('make it Thursday instead')",
     )
 
+    @cached_property
+    def canonical_json(self) -> str:
+        """The turn as JSON with sorted keys, written once per turn: the variants of a task
+        that validation plays share their unchanged turns (see `rollout.turn_prefix_key`)."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
+
 
 class AgentContext(_Model):
     """What the agent is told up front (it becomes the system prompt)."""

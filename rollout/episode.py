@@ -139,14 +139,17 @@ def turn_prefix_key(task: Task, turn: int) -> str:
     """A hash of everything the state at the start of `turn` depends on: the seed, the tool
     limits, every earlier turn (messages, events, solution, checks) and this turn's events
     and user message. Two tasks with the same key reach the same state there."""
-    data = {
-        "seed": task.seed_hash,
-        "limits": task.limits.model_dump(mode="json"),
-        "before": [t.model_dump(mode="json") for t in task.turns[:turn]],
-        "events": [e.model_dump(mode="json") for e in task.turns[turn].events],
-        "user": task.turns[turn].user,
-    }
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+    current = task.turns[turn]
+    opening = {"events": [e.model_dump(mode="json") for e in current.events], "user": current.user}
+    digest = hashlib.sha256()
+    for part in (
+        task.seed_hash,
+        json.dumps(task.limits.model_dump(mode="json"), sort_keys=True),
+        *(t.canonical_json for t in task.turns[:turn]),
+        json.dumps(opening, sort_keys=True, default=str),
+    ):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
 
 
 _TOOL_FORMS: dict[tuple[str, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
