@@ -290,6 +290,12 @@ class WorkspaceServer(MCPServer[Any]):
         #: How long a call on a workspace file waits for other processes before it gives up.
         self.busy_wait_seconds = BUSY_WAIT_SECONDS
         self._listed: list[MCPTool] | None = None
+        # The context of a call made outside any MCP request (an in-process episode's, or
+        # `call_tool` from code): no request, no session, so the same for every such call.
+        # `MCPServer.call_tool` builds this one per call, a few percent of a tool call.
+        self._direct_context: Context[Any, Any] = Context(
+            mcp_server=self, subscriptions=getattr(self, "_subscriptions", None)
+        )
 
     async def list_tools(self) -> list[MCPTool]:
         """The tools as MCP lists them, built on the first call: a server's tools never
@@ -455,7 +461,9 @@ class WorkspaceServer(MCPServer[Any]):
             ws.conn.execute("SAVEPOINT tool_call")
         served = _SERVED.set(ws)
         try:
-            result = await super().call_tool(name, arguments, context)
+            result = await super().call_tool(
+                name, arguments, context if context is not None else self._direct_context
+            )
         except BaseException as raised:
             if savepoint:
                 ws.conn.execute("ROLLBACK TO tool_call")

@@ -249,3 +249,29 @@ async def test_combined_server_prefixes_tool_names_by_service() -> None:
     ]
     assert result.structured_content == {"teams": []}
     assert [(e.service, e.tool) for e in ws.audit.entries()] == [("directory", "list_teams")]
+
+
+REQUESTS = ToolSet("toy")
+
+
+@REQUESTS.tool(read_only=True)
+async def in_request(ctx: Context) -> Count:
+    """1 when the call came in an MCP request (its context has the request), 0 otherwise."""
+    try:
+        request = ctx.request_context
+    except ValueError:
+        return Count(count=0)
+    return Count(count=int(request is not None))
+
+
+async def test_a_call_from_code_has_no_request_and_a_request_keeps_its_own(ws: Workspace) -> None:
+    # Calls made from code share one context without a request; a call that came in an MCP
+    # request still gets that request's context.
+    server = WorkspaceServer(ws, [ServiceSpec("toy", TOY.schema, REQUESTS, WORLD, "toy")], name="toy")
+    direct = [await server.call_tool("in_request", {}) for _ in range(2)]
+    on = await server.call_on(ws, "in_request", {})
+    with anyio.fail_after(5):
+        async with Client(server) as client:
+            requested = await client.call_tool("in_request", {})
+    assert [r.structured_content for r in [*direct, on]] == [{"count": 0}] * 3
+    assert requested.structured_content == {"count": 1}
