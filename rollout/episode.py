@@ -49,6 +49,7 @@ from pydantic import BaseModel, Field
 from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Snapshot, Workspace
+from coworkenv.state.forks import Changes
 from coworkenv.task import Event, Limits, Task
 from coworkenv.verifiers import CheckResult, Evidence, Footprint, Verdict, judge_evidence, judge_turn
 
@@ -118,7 +119,10 @@ class TurnStart:
     user message sent, no call made yet): what `Episode.aresume` needs to play the rest of
     the episode again without replaying the turns before. Validation plays dozens of
     variants of one reference solution; a variant that changes only a later turn starts
-    there. `prefix_key` names what the state depends on (`turn_prefix_key`)."""
+    there. `prefix_key` names what the state depends on (`turn_prefix_key`). The state is
+    kept twice: as a snapshot, and as its changes since the seed, with which a resume brings
+    a warm fork of the seed there instead of forking the snapshot (a new connection reads
+    its whole schema first)."""
 
     turn: int
     prefix_key: str
@@ -133,6 +137,7 @@ class TurnStart:
     stats: dict[str, int]
     truncated: bool
     next_call_id: int
+    changes: Changes | None = None
 
 
 def turn_prefix_key(task: Task, turn: int) -> str:
@@ -343,6 +348,7 @@ class Episode:
             stats=dict(session.stats),
             truncated=session.truncated,
             next_call_id=session.next_id,
+            changes=self.cache.forks(self.task).changes_of(self.workspace),
         )
 
     async def aresume(self, start: TurnStart) -> None:
@@ -358,7 +364,7 @@ class Episode:
             )
         await anyio.lowlevel.checkpoint()
         self._started = time.perf_counter()
-        await self._open(start.workspace, copy.deepcopy(start.messages), None)
+        await self._open(start.workspace, copy.deepcopy(start.messages), None, start.changes)
         session = self.session
         session.stats, session.truncated, session.next_id = (
             dict(start.stats),
@@ -378,17 +384,26 @@ class Episode:
         self._clarified = False
 
     async def _open(
-        self, state: Snapshot, messages: list[dict[str, Any]], faults: FaultInjector | None
+        self,
+        state: Snapshot,
+        messages: list[dict[str, Any]],
+        faults: FaultInjector | None,
+        changes: Changes | None = None,
     ) -> list[Any]:
         """Fork `state` for the agent (a warm fork from the seed cache where it is the
-        seed) beside the shared read-only seed the verifier reads, connect a session that
-        starts from `messages`, and clear what a previous run left, giving its workspace
-        back; returns the tools."""
+        seed, or one brought there by `changes`, its changes since the seed) beside the
+        shared read-only seed the verifier reads, connect a session that starts from
+        `messages`, and clear what a previous run left, giving its workspace back; returns
+        the tools."""
         self.close()
         self._closed = False
         forks = self.cache.forks(self.task)
         self._initial = forks.read_only()
-        self._workspace = forks.take() if state is forks.snapshot else state.fork()
+        if state is forks.snapshot:
+            self._workspace = forks.take()
+        else:
+            warm = forks.take_at(changes) if changes is not None else None
+            self._workspace = warm if warm is not None else state.fork()
         ws = self._workspace
         self.timings = Timings(seed=time.perf_counter() - self._started)
         ws.actor = self.actor

@@ -149,36 +149,57 @@ def _logged(conn: sqlite3.Connection) -> dict[str, list[tuple[int, str | None]]]
 
 
 def _revert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[int, str | None]]]) -> None:
-    order = dependency_order(conn, list(rows))
+    targets = {}
+    for table, items in rows.items():
+        before = decoded(conn, [(rid, base) for rid, base in items if base is not None])
+        targets[table] = {rid: before.get(rid) for rid, _ in items}
+    put_rows(conn, targets, log=[])
+
+
+def put_rows(
+    conn: sqlite3.Connection,
+    targets: dict[str, dict[int, tuple[Any, ...] | None]],
+    *,
+    log: list[tuple[str, int, str | None]],
+) -> None:
+    """Make each row named in `targets` (table, rowid) hold the values given (declaration
+    order) or, for None, be absent, and make the change log `log` (rows of table, rowid and
+    base literals). Rows to be absent are deleted, then the others are updated in place or
+    inserted with their rowid, referenced tables before the tables that refer to them, so the
+    services' own triggers (search indexes, which follow the rows) end as the rows are.
+    Foreign keys are off meanwhile, so no cascade reaches another row. One transaction: on
+    an error (a unique value that moved between rows) nothing is changed and it raises."""
+    order = dependency_order(conn, list(targets))
     conn.execute("PRAGMA foreign_keys = OFF")
     try:
-        conn.execute("SAVEPOINT ws_revert")
+        conn.execute("SAVEPOINT ws_put_rows")
         try:
-            # Added rows go parents first: a child's trigger then finds no search entry of
-            # its parent left to update.
+            # Rows to be absent go parents first: a child's trigger then finds no search
+            # entry of its parent left to update.
             for table in order:
-                added = [(rid,) for rid, base in rows[table] if base is None]
-                conn.executemany(f'DELETE FROM "{table}" WHERE rowid = ?', added)
+                gone = [(rid,) for rid, values in targets[table].items() if values is None]
+                conn.executemany(f'DELETE FROM "{table}" WHERE rowid = ?', gone)
             for table in order:
                 cols = columns(conn, table)
                 names = ", ".join(f'"{c}"' for c in cols)
                 marks = ", ".join("?" * len(cols))
-                before = decoded(conn, [(rid, base) for rid, base in rows[table] if base is not None])
-                present = existing_rowids(conn, table, before)
+                wanted = {rid: values for rid, values in targets[table].items() if values is not None}
+                present = existing_rowids(conn, table, wanted)
                 conn.executemany(
                     f'UPDATE "{table}" SET ({names}) = ({marks}) WHERE rowid = ?',
-                    [(*values, rid) for rid, values in before.items() if rid in present],
+                    [(*values, rid) for rid, values in wanted.items() if rid in present],
                 )
                 conn.executemany(
                     f'INSERT INTO "{table}" (rowid, {names}) VALUES (?, {marks})',
-                    [(rid, *values) for rid, values in before.items() if rid not in present],
+                    [(rid, *values) for rid, values in wanted.items() if rid not in present],
                 )
             conn.execute(f"DELETE FROM {CHANGES_TABLE}")
+            conn.executemany(f"INSERT INTO {CHANGES_TABLE} (tbl, rid, base) VALUES (?, ?, ?)", log)
         except BaseException:
-            conn.execute("ROLLBACK TO ws_revert")
-            conn.execute("RELEASE ws_revert")
+            conn.execute("ROLLBACK TO ws_put_rows")
+            conn.execute("RELEASE ws_put_rows")
             raise
-        conn.execute("RELEASE ws_revert")
+        conn.execute("RELEASE ws_put_rows")
     finally:
         conn.execute("PRAGMA foreign_keys = ON")
 

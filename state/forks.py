@@ -10,6 +10,12 @@ the workspace; the schema stays parsed. Connections nobody took again for `IDLE_
 are closed (`close_idle`; the seed cache calls it as it goes), so a process that moved on
 to other tasks does not hold the memory of its earlier ones.
 
+A later state of a fork can be had warm too: `changes_of(ws)` takes it as its changes since
+the snapshot (the change log, the rows it names as they are, meta, the audit log's later
+entries, sequences) and `take_at(changes)` brings a waiting connection there, at a cost that
+follows the change. Validation resumes its variants at the reference run's turn starts so,
+where forking a snapshot of the turn start would read the whole schema again.
+
 The verifier reads each episode's starting state and never writes it, so every episode of
 a snapshot reads the same one: `read_only()`, a fork opened with `PRAGMA query_only` (a
 write raises), one connection however many episodes are live.
@@ -26,10 +32,11 @@ import sqlite3
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 from .audit import AUDIT_TABLE
-from .changes import CHANGES_TABLE, lineage, revert_to_base
-from .tables import META_TABLE, WorkspaceConnection
+from .changes import CHANGES_TABLE, current_rows, lineage, put_rows, revert_to_base
+from .tables import META_TABLE, WorkspaceConnection, schema_fixed
 from .workspace import Snapshot, Workspace
 
 #: Given-back connections a pool keeps at most (more are closed): enough for a thousand
@@ -48,6 +55,22 @@ class _Base:
     lineage: str
     meta: tuple[tuple[int, str, str], ...]
     audit_seq: int
+    sequences: tuple[tuple[str, int], ...] | None
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A state of a fork of a pool's snapshot, as what it changed there: the change log,
+    the rows it names as they are now (None: absent), and the rows outside the log (meta,
+    the audit log's later entries, SQLite's sequences). `ForkPool.take_at` brings a warm
+    fork to that state at a cost that follows the change, where forking a snapshot of it
+    would read the whole schema again."""
+
+    base: _Base
+    log: list[tuple[str, int, str | None]]
+    rows: dict[str, dict[int, tuple[Any, ...] | None]]
+    meta: tuple[tuple[int, str, str], ...]
+    audit: list[tuple[Any, ...]]
     sequences: tuple[tuple[str, int], ...] | None
 
 
@@ -89,6 +112,57 @@ class ForkPool:
             self._poolable = _at_base(ws.conn)
             if self._poolable:
                 self._base = _read_base(ws.conn)
+        return ws
+
+    def changes_of(self, ws: Workspace) -> Changes | None:
+        """`ws` (a fork of this pool's snapshot) as its changes since the snapshot, for
+        `take_at`; None when they cannot be had (the snapshot cannot be pooled, or `ws`
+        moved its schema or its base, is a file or is mid-transaction)."""
+        base, conn = self._base, ws.conn
+        if base is None or ws.is_file or ws.services != self.snapshot.services or conn.in_transaction:
+            return None
+        (version,) = conn.execute("PRAGMA schema_version").fetchone()
+        if version != base.schema_version or lineage(conn) != base.lineage:
+            return None
+        log = conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE} ORDER BY tbl, rid").fetchall()
+        rids: dict[str, list[int]] = {}
+        for table, rid, _ in log:
+            rids.setdefault(table, []).append(rid)
+        with schema_fixed(conn):
+            rows: dict[str, dict[int, tuple[Any, ...] | None]] = {}
+            for table, ids in rids.items():
+                now = current_rows(conn, table, ids)
+                rows[table] = {rid: now.get(rid) for rid in ids}
+        audit = conn.execute(f"SELECT * FROM {AUDIT_TABLE} WHERE seq > ? ORDER BY seq", (base.audit_seq,))
+        return Changes(
+            base=base,
+            log=log,
+            rows=rows,
+            meta=_meta(conn),
+            audit=audit.fetchall(),
+            sequences=_sequences(conn) if base.sequences is not None else None,
+        )
+
+    def take_at(self, changes: Changes) -> Workspace | None:
+        """A warm fork brought to the state `changes` were taken of (`changes_of` on a fork
+        of this pool's snapshot): the same rows, change log, meta, audit log and sequences.
+        None when it cannot be (no warm fork is waiting, the changes are of another base, or
+        applying them fails): fork a snapshot of that state instead."""
+        base = self._base
+        if base is None or not self._idle or changes.base != base:
+            return None
+        ws = self.take()
+        conn = ws.conn
+        try:
+            with schema_fixed(conn):
+                put_rows(conn, changes.rows, log=changes.log)
+            _put_outside_log(conn, base, changes.meta, changes.sequences)
+            if changes.audit:
+                marks = ", ".join("?" * len(changes.audit[0]))
+                conn.executemany(f"INSERT INTO {AUDIT_TABLE} VALUES ({marks})", changes.audit)
+        except sqlite3.Error:
+            self.give_back(ws)
+            return None
         return ws
 
     def give_back(self, ws: Workspace) -> bool:
@@ -178,25 +252,35 @@ def _revert(conn: WorkspaceConnection, base: _Base) -> bool:
         if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
             return False
         revert_to_base(conn)
-        meta = _meta(conn)
-        if meta != base.meta:  # mostly the clock: rewrite only the rows that differ
-            kept = {row[0] for row in base.meta}
-            conn.executemany(
-                f"DELETE FROM {META_TABLE} WHERE rowid = ?", [(r[0],) for r in meta if r[0] not in kept]
-            )
-            now = set(meta)
-            conn.executemany(
-                f"INSERT OR REPLACE INTO {META_TABLE} (rowid, key, value) VALUES (?, ?, ?)",
-                [row for row in base.meta if row not in now],
-            )
+        _put_outside_log(conn, base, base.meta, base.sequences)
         if _audit_seq(conn) != base.audit_seq:  # the log is append-only: later rows are the run's
             conn.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", (base.audit_seq,))
-        if base.sequences is not None and _sequences(conn) != base.sequences:
-            conn.execute("DELETE FROM sqlite_sequence")
-            conn.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", base.sequences)
     except sqlite3.Error:
         return False
     return True
+
+
+def _put_outside_log(
+    conn: sqlite3.Connection,
+    base: _Base,
+    meta: tuple[tuple[int, str, str], ...],
+    sequences: tuple[tuple[str, int], ...] | None,
+) -> None:
+    """Make the meta table `meta` and SQLite's sequences `sequences` (where the base has them)."""
+    now = _meta(conn)
+    if now != meta:  # mostly the clock: rewrite only the rows that differ
+        kept = {row[0] for row in meta}
+        conn.executemany(
+            f"DELETE FROM {META_TABLE} WHERE rowid = ?", [(r[0],) for r in now if r[0] not in kept]
+        )
+        present = set(now)
+        conn.executemany(
+            f"INSERT OR REPLACE INTO {META_TABLE} (rowid, key, value) VALUES (?, ?, ?)",
+            [row for row in meta if row not in present],
+        )
+    if base.sequences is not None and sequences is not None and _sequences(conn) != sequences:
+        conn.execute("DELETE FROM sqlite_sequence")
+        conn.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", sequences)
 
 
 def _meta(conn: sqlite3.Connection) -> tuple[tuple[int, str, str], ...]:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coworkenv.state import ServiceSchema, Workspace
-from coworkenv.state.changes import revert_to_base
+from coworkenv.state.changes import revert_to_base, touched
 from coworkenv.state.forks import ForkPool
 from coworkenv.state.tables import dependency_order
 from tests.state.test_changes import WRITES, base, put_back_a_tag
@@ -266,3 +266,55 @@ def test_tables_are_ordered_after_the_tables_they_refer_to() -> None:
         "tickets_tickets",
         "tickets_comments",
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, len(WRITES)), st.integers(1, 40)), max_size=20),
+    st.lists(st.integers(0, 40), max_size=8),
+)
+def test_a_warm_fork_taken_at_a_state_holds_that_state_exactly(
+    writes: list[tuple[int, int]], mail: list[int]
+) -> None:
+    # A resumed turn start: a warm fork brought to another fork's state by that state's
+    # changes holds what forking a snapshot of it gives (rows, rowids, search index, meta,
+    # audit, change log), diffs and hashes like it, and goes back to the seed as any fork.
+    pool = ForkPool(base())
+    pool.give_back(pool.take())
+    ws = pool.take()
+    write(ws, writes, mail)
+    changes = pool.changes_of(ws)
+    assert changes is not None
+    expected, expected_hash = everything(ws.snapshot().fork().conn), ws.content_hash()
+    pool.give_back(pool.take())  # one warm fork waiting for take_at
+    warm = pool.take_at(changes)
+    assert warm is not None and warm.conn is not ws.conn
+    assert everything(warm.conn) == expected
+    assert warm.content_hash() == expected_hash
+    assert touched(warm.conn) == touched(ws.conn)
+    assert warm.audit.entries() == ws.audit.entries()
+    sql = "INSERT INTO tickets_tags (ticket_id, tag) VALUES (2, 'next')"
+    assert warm.conn.execute(sql).lastrowid == ws.conn.execute(sql).lastrowid
+    assert warm.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+    assert pool.give_back(warm)
+    assert everything(pool.take().conn) == everything(base().fork().conn)
+
+
+def test_take_at_needs_a_waiting_fork_and_the_same_base() -> None:
+    pool = ForkPool(base())
+    ws = pool.take()
+    ws.conn.execute("UPDATE tickets_tickets SET priority = 'urgent' WHERE id = 1")
+    changes = pool.changes_of(ws)
+    assert changes is not None
+    assert pool.take_at(changes) is None  # no warm fork waits: forking the state is cheaper
+    other = Workspace.create(
+        [ServiceSchema("x", "CREATE TABLE x_things (id INTEGER PRIMARY KEY);")],
+        clock_start=datetime(2026, 3, 2, tzinfo=UTC),
+    )
+    other.mark_base()
+    foreign = ForkPool(other.snapshot())
+    foreign.give_back(foreign.take())
+    assert foreign.take_at(changes) is None  # the changes of another snapshot's fork
+    ws.conn.execute("BEGIN")
+    assert pool.changes_of(ws) is None  # mid-transaction: no state to take
+    ws.conn.execute("ROLLBACK")
