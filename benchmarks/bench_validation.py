@@ -4,7 +4,6 @@ the collateral guard, re-asserted earlier turns and the final content hash (the 
 footprint is derived once per task, like the seed), and what one sandbox start costs against
 starting its interpreter bare."""
 
-import os
 import sqlite3
 import statistics
 import subprocess
@@ -21,6 +20,8 @@ from coworkenv.task import load_task, task_files
 from coworkenv.verifiers.python_checks import forget_python_verdicts
 from coworkenv.verifiers.sandbox import PYTHON, run_sandboxed
 
+from .timing import machine_cpu_seconds
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"
 SANDBOX_STARTS = 20
 TRIVIAL_CHECK = "def check(final):\n    return True"
@@ -36,16 +37,6 @@ CHILD_IMPORTS = [
     "-c",
     "import json, resource, signal, sqlite3",
 ]
-
-
-def machine_cpu_seconds() -> float | None:
-    """CPU time spent on the whole machine so far (Linux), or None where it cannot be read.
-    A sandbox's own accounting loses the processes of its PID namespace; this does not."""
-    try:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    except (OSError, ValueError):
-        return None
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
 
 
 def wall_and_cpu_ms(fn: Callable[[], object], times: int) -> tuple[float, float | None]:
