@@ -119,10 +119,7 @@ class ForkPool:
         `take_at`; None when they cannot be had (the snapshot cannot be pooled, or `ws`
         moved its schema or its base, is a file or is mid-transaction)."""
         base, conn = self._base, ws.conn
-        if base is None or ws.is_file or ws.services != self.snapshot.services or conn.in_transaction:
-            return None
-        (version,) = conn.execute("PRAGMA schema_version").fetchone()
-        if version != base.schema_version or lineage(conn) != base.lineage:
+        if base is None or ws.is_file or ws.services != self.snapshot.services or not _on_base(conn, base):
             return None
         log = conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE} ORDER BY tbl, rid").fetchall()
         rids: dict[str, list[int]] = {}
@@ -156,7 +153,7 @@ class ForkPool:
         try:
             with schema_fixed(conn):
                 put_rows(conn, changes.rows, log=changes.log)
-            _put_outside_log(conn, base, changes.meta, changes.sequences)
+            _put_outside_log(conn, changes.meta, changes.sequences)
             if changes.audit:
                 marks = ", ".join("?" * len(changes.audit[0]))
                 conn.executemany(f"INSERT INTO {AUDIT_TABLE} VALUES ({marks})", changes.audit)
@@ -244,15 +241,12 @@ def _read_base(conn: sqlite3.Connection) -> _Base:
 def _revert(conn: WorkspaceConnection, base: _Base) -> bool:
     """Put the connection back to `base`; False (nothing done) when it cannot be."""
     try:
-        if conn.in_transaction:
-            return False
-        (version,) = conn.execute("PRAGMA schema_version").fetchone()
-        if version != base.schema_version or lineage(conn) != base.lineage:
+        if not _on_base(conn, base):
             return False
         if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
             return False
         revert_to_base(conn)
-        _put_outside_log(conn, base, base.meta, base.sequences)
+        _put_outside_log(conn, base.meta, base.sequences)
         if _audit_seq(conn) != base.audit_seq:  # the log is append-only: later rows are the run's
             conn.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", (base.audit_seq,))
     except sqlite3.Error:
@@ -260,13 +254,21 @@ def _revert(conn: WorkspaceConnection, base: _Base) -> bool:
     return True
 
 
+def _on_base(conn: sqlite3.Connection, base: _Base) -> bool:
+    """Whether the connection descends from `base` with its schema unchanged, outside a transaction."""
+    if conn.in_transaction:
+        return False
+    (version,) = conn.execute("PRAGMA schema_version").fetchone()
+    return bool(version == base.schema_version and lineage(conn) == base.lineage)
+
+
 def _put_outside_log(
     conn: sqlite3.Connection,
-    base: _Base,
     meta: tuple[tuple[int, str, str], ...],
     sequences: tuple[tuple[str, int], ...] | None,
 ) -> None:
-    """Make the meta table `meta` and SQLite's sequences `sequences` (where the base has them)."""
+    """Make the meta table `meta`, and SQLite's sequences `sequences` unless None (a
+    workspace without them)."""
     now = _meta(conn)
     if now != meta:  # mostly the clock: rewrite only the rows that differ
         kept = {row[0] for row in meta}
@@ -278,7 +280,7 @@ def _put_outside_log(
             f"INSERT OR REPLACE INTO {META_TABLE} (rowid, key, value) VALUES (?, ?, ?)",
             [row for row in meta if row not in present],
         )
-    if base.sequences is not None and sequences is not None and _sequences(conn) != sequences:
+    if sequences is not None and _sequences(conn) != sequences:
         conn.execute("DELETE FROM sqlite_sequence")
         conn.executemany("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", sequences)
 

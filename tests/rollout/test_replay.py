@@ -118,3 +118,27 @@ async def test_a_mutant_stops_after_the_turn_whose_checks_it_fails_and_stays_kil
     failed = {c.id for c in stopped.verdict.turns[1].checks if not c.passed}
     assert "call-booked" in failed
     assert len(stopped.timings.turns) == 3  # turns 0 and 1 played, turn 2 begun and judged as it stood
+
+
+def test_a_resume_takes_a_warm_fork_to_the_turn_start_and_without_one_forks_its_snapshot() -> None:
+    task = ticket_task()
+    cache = SeedCache()
+    first = Episode(task, cache=cache)
+    first.reset()
+    first.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
+    first.reply("Done.")
+    first.next_turn()
+    start = first.turn_start()
+    assert start.changes is not None
+    reached = start.workspace.fork().content_hash()
+    cold = Episode(task, cache=cache)
+    cold.resume(start)  # no fork waits in the seed's pool: the turn start's snapshot is forked
+    assert cache.forks(task).waiting == 0
+    warm_conn = first.workspace.conn
+    first.close()  # its connection waits in the pool, put back to the seed
+    warm = Episode(task, cache=cache)
+    warm.resume(start)
+    assert warm.workspace.conn is warm_conn
+    assert warm.workspace.content_hash() == cold.workspace.content_hash() == reached
+    assert warm.workspace.audit.entries() == cold.workspace.audit.entries()
+    assert warm.workspace.clock.now() == cold.workspace.clock.now()

@@ -62,6 +62,12 @@ def record_call(ws: Workspace) -> int:
     )
 
 
+#: What `write` takes: (index into WRITES, or len(WRITES) for `put_back_a_tag`; n) pairs, and
+#: indexes into MAIL_WRITES.
+ANY_WRITES = st.lists(st.tuples(st.integers(0, len(WRITES)), st.integers(1, 40)), max_size=20)
+ANY_MAIL_WRITES = st.lists(st.integers(0, 40), max_size=8)
+
+
 def write(ws: Workspace, writes: list[tuple[int, int]], mail: list[int]) -> None:
     for which, n in writes:
         if which == len(WRITES):
@@ -76,10 +82,7 @@ def write(ws: Workspace, writes: list[tuple[int, int]], mail: list[int]) -> None
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, len(WRITES)), st.integers(1, 40)), max_size=20),
-    st.lists(st.integers(0, 40), max_size=8),
-)
+@given(ANY_WRITES, ANY_MAIL_WRITES)
 def test_a_given_back_fork_comes_back_as_the_snapshot_was(
     writes: list[tuple[int, int]], mail: list[int]
 ) -> None:
@@ -269,10 +272,7 @@ def test_tables_are_ordered_after_the_tables_they_refer_to() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, len(WRITES)), st.integers(1, 40)), max_size=20),
-    st.lists(st.integers(0, 40), max_size=8),
-)
+@given(ANY_WRITES, ANY_MAIL_WRITES)
 def test_a_warm_fork_taken_at_a_state_holds_that_state_exactly(
     writes: list[tuple[int, int]], mail: list[int]
 ) -> None:
