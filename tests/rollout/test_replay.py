@@ -9,7 +9,7 @@ import coworkenv.synth.families.workdays  # noqa: F401  (registers the workday f
 from coworkenv import Episode
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.episode import EpisodeError
+from coworkenv.rollout.episode import EpisodeError, TurnStart
 from coworkenv.rollout.mutants import mutants
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.replay import latest_shared, play_reference, play_variant
@@ -17,6 +17,7 @@ from coworkenv.rollout.runner import reference_footprint
 from coworkenv.rollout.variants import replace_step
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.synth.family import build_task
+from coworkenv.task import Task
 from tests.rollout.test_runner import ticket_task
 
 
@@ -75,15 +76,20 @@ async def test_a_turn_start_is_refused_on_another_task_with_faults_and_after_a_c
         ep.turn_start()
 
 
-def test_a_trainer_branches_a_late_turn_from_its_start_with_the_sync_api() -> None:
-    task = ticket_task()
-    cache = SeedCache()
+def at_turn_1(task: Task, cache: SeedCache) -> tuple[Episode, TurnStart]:
+    """An episode of the ticket task that played turn 0 (the ticket made urgent), and its turn 1 start."""
     first = Episode(task, cache=cache)
     first.reset()
     first.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
     first.reply("Done.")
     first.next_turn()
-    start = first.turn_start()
+    return first, first.turn_start()
+
+
+def test_a_trainer_branches_a_late_turn_from_its_start_with_the_sync_api() -> None:
+    task = ticket_task()
+    cache = SeedCache()
+    _first, start = at_turn_1(task, cache)
     branches = []
     for queue in ("Engineering", "Support"):
         branch = Episode(task, cache=cache)
@@ -123,12 +129,7 @@ async def test_a_mutant_stops_after_the_turn_whose_checks_it_fails_and_stays_kil
 def test_a_resume_takes_a_warm_fork_to_the_turn_start_and_without_one_forks_its_snapshot() -> None:
     task = ticket_task()
     cache = SeedCache()
-    first = Episode(task, cache=cache)
-    first.reset()
-    first.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
-    first.reply("Done.")
-    first.next_turn()
-    start = first.turn_start()
+    first, start = at_turn_1(task, cache)
     assert start.changes is not None
     reached = start.workspace.fork().content_hash()
     cold = Episode(task, cache=cache)
