@@ -1,17 +1,24 @@
 """Rendered worlds are pinned by their content hash, as tool schemas are by a snapshot: a change
 to how a seed is rendered (a planner, a generator, an optimization that was meant to change
 nothing) shows up here as a reviewed diff, not as tasks that quietly differ. And a process
-renders each seed once while it has room for it."""
+renders each seed once while it has room for it, and a set of services put together from
+the services' parts is exactly that set rendered whole."""
+
+import sqlite3
+from itertools import combinations
 
 import pytest
 
-from coworkenv.servers import demo
+from coworkenv.servers import SERVICE_NAMES, demo
 from coworkenv.servers.demo import (
     build_demo_workspace,
     build_world_workspace,
     demo_snapshot,
     forget_snapshots,
+    northwind_world,
+    world_snapshot,
 )
+from coworkenv.state import Workspace
 from coworkenv.worlds import world
 
 PINNED = {
@@ -45,3 +52,52 @@ def test_rendered_seeds_are_kept_by_recency_within_their_byte_budget(monkeypatch
     assert demo_snapshot(1, ["tickets"]) is not second  # dropped, rendered again
     forget_snapshots()
     assert demo_snapshot(0, ["tickets"]) is not first
+
+
+def _all_rows(ws: Workspace) -> dict[str, list[tuple]]:
+    """Every table's rows with their row ids, the search index's shadow tables and the meta
+    table included: what "the same workspace" means, beyond its content hash."""
+    out = {}
+    for (table,) in ws.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+        if table == "mail_search":
+            continue  # the virtual table itself: its shadow tables hold what it stores
+        try:
+            out[table] = ws.conn.execute(f'SELECT rowid, * FROM "{table}" ORDER BY rowid').fetchall()
+        except sqlite3.OperationalError:  # a WITHOUT ROWID shadow table of the search index
+            out[table] = sorted(ws.conn.execute(f'SELECT * FROM "{table}"').fetchall())
+    return out
+
+
+SERVICE_SETS = [tuple(sorted(c)) for n in range(1, 6) for c in combinations(SERVICE_NAMES, n)]
+
+
+@pytest.mark.parametrize("profile, seed", [("demo", 4), ("city_council", 2)])
+def test_every_set_of_services_put_together_from_parts_is_the_set_rendered_whole(
+    profile: str, seed: int
+) -> None:
+    forget_snapshots()
+    w = northwind_world(seed) if profile == "demo" else world(profile, None, seed)
+    for services in SERVICE_SETS:
+        made = world_snapshot(w, services).fork()
+        rendered = build_world_workspace(w, services)
+        assert _all_rows(made) == _all_rows(rendered), services
+        assert made.content_hash() == rendered.content_hash()
+    for services in [("files", "mail", "tickets"), ("calendar", "directory")]:
+        assert _all_rows(demo_snapshot(seed, services).fork()) == _all_rows(
+            build_demo_workspace(seed, services)
+        )
+
+
+def test_a_set_put_together_without_what_mail_reads_would_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above can fail: mail rendered without the files it attaches differs."""
+    forget_snapshots()
+    monkeypatch.setattr(demo, "SEED_READS", {})
+    w = northwind_world(4)
+    made, rendered = (
+        world_snapshot(w, ("files", "mail", "tickets")).fork(),
+        build_world_workspace(w, ("files", "mail", "tickets")),
+    )
+    assert _all_rows(made)["mail_attachments"] == []
+    assert _all_rows(rendered)["mail_attachments"] != []
+    assert made.content_hash() != rendered.content_hash()
+    forget_snapshots()
