@@ -1,10 +1,10 @@
-"""The operating-system boundary around a sandboxed run: a bubblewrap command line.
+"""The operating-system boundary around sandboxed runs: a bubblewrap command line.
 
-`boundary_command(...)` returns the argv that starts the child interpreter inside new user,
-mount, PID, IPC, UTS, cgroup and network namespaces, as uid/gid 65534 without capabilities,
-seeing read-only only the system libraries, the interpreter and its standard library, with
-the inputs as read-only files in a private tmpfs scratch, a /proc of its own PID namespace, an
-empty environment and a seccomp filter. It raises `BoundaryUnavailable`, naming what is
+`boundary_command(...)` returns the argv that starts the sandbox server (the child script,
+which forks a child per run) inside new user, mount, PID, IPC, UTS, cgroup and network
+namespaces, as uid/gid 65534 without capabilities, seeing read-only only the system
+libraries, the interpreter and its standard library, with a private tmpfs scratch (the one
+writable place), a /proc of its own PID namespace, an empty environment and a seccomp filter. It raises `BoundaryUnavailable`, naming what is
 missing, when no such boundary can be had: the caller then refuses to run the code.
 
 When the parent is root, the child must not be root outside its namespace either (root is
@@ -88,14 +88,11 @@ def interpreter(python: str) -> Interpreter:
     return Interpreter(executable=executable, stdlib=folders, libraries=libraries)
 
 
-def boundary_command(
-    python: str, inputs: dict[str, int], child_fd: int, seccomp_fd: int | None, scratch_bytes: int
-) -> list[str]:
-    """The argv that runs the child inside the boundary.
+def boundary_command(python: str, child_fd: int, seccomp_fd: int | None, scratch_bytes: int) -> list[str]:
+    """The argv that runs the sandbox server (the child script's `serve`) inside the boundary.
 
-    `inputs` maps names relative to the scratch folder to descriptors holding their bytes;
     `child_fd` holds the child script's source; `seccomp_fd` a filter from `seccomp_filter()`.
-    Every descriptor must be passed to the process (it is read once, at set-up).
+    Both descriptors must be passed to the process (they are read once, at set-up).
     """
     bwrap = _tool("bwrap", "bubblewrap")
     parts = interpreter(python)
@@ -146,12 +143,12 @@ def boundary_command(
             argv += ["--ro-bind", path, path]
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(scratch_bytes), "--tmpfs", SCRATCH]
     argv += ["--perms", "0444", "--ro-bind-data", str(child_fd), CHILD_PATH]
-    for name, fd in inputs.items():
-        argv += ["--perms", "0444", "--ro-bind-data", str(fd), f"{SCRATCH}/{name}"]
-    argv += ["--remount-ro", "/", "--chdir", SCRATCH]
+    argv += ["--remount-ro", "/", "--remount-ro", "/dev", "--chdir", SCRATCH]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    argv += ["--", parts.executable, "-I", "-S", "-B", "-X", "utf8", CHILD_PATH]
+    # The server is the namespace's init: the kernel then drops every signal its children send
+    # it that it does not handle, SIGKILL included, so a run cannot end it.
+    argv += ["--as-pid-1", "--", parts.executable, "-I", "-S", "-B", "-X", "utf8", CHILD_PATH]
     if not as_root:
         return argv
     # bwrap runs as nobody too; the staging step needs root, so it comes first.
@@ -248,6 +245,26 @@ DENIED_SYSCALLS = {
     "fsmount": (432, 432),
     "fspick": (433, 433),
     "mount_setattr": (442, 442),
+    # System V IPC and POSIX message queues: objects that outlive the process that made them,
+    # and so could carry something from one run of a sandbox server to the next.
+    "shmget": (29, 194),
+    "shmat": (30, 196),
+    "shmctl": (31, 195),
+    "shmdt": (67, 197),
+    "semget": (64, 190),
+    "semop": (65, 193),
+    "semctl": (66, 191),
+    "semtimedop": (220, 192),
+    "msgget": (68, 186),
+    "msgsnd": (69, 189),
+    "msgrcv": (70, 188),
+    "msgctl": (71, 187),
+    "mq_open": (240, 180),
+    "mq_unlink": (241, 181),
+    "mq_timedsend": (242, 182),
+    "mq_timedreceive": (243, 183),
+    "mq_notify": (244, 184),
+    "mq_getsetattr": (245, 185),
 }
 _AUDIT_ARCH = {"x86_64": (0xC000003E, 0), "aarch64": (0xC00000B7, 1)}
 

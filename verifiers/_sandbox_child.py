@@ -1,11 +1,13 @@
-"""The process that runs sandboxed code: limits, an audit hook, then the code.
+"""The sandbox server, and the child it forks for each run: limits, an audit hook, the code.
 
 `coworkenv.verifiers.sandbox` starts this file inside the OS-level boundary (bubblewrap, see
-`_sandbox_boundary.py`) as `python -I -S -B -X utf8 child.py`, with the private scratch folder
-as its working directory and a JSON job on stdin. It answers with one line on its real stdout:
-`RESULT_MARKER` followed by a JSON object (status, value, error, stdout). In isolated mode only
-the standard library is importable, so this file uses nothing else, and the parent imports
-only `RESULT_MARKER` from it.
+`_sandbox_boundary.py`) as `python -I -S -B -X utf8 child.py`, the init of the boundary's PID
+namespace, with the private scratch folder as its working directory. It serves runs one
+after another (`serve`): for each, it forks a child that reads the job from stdin, writes
+the inputs into the empty scratch, and runs the code; the child's report is one line,
+`RESULT_MARKER` followed by a JSON object (status, value, error, stdout). In isolated mode
+only the standard library is importable, so this file uses nothing else, and the parent
+imports only constants from it.
 
 The boundary is what holds; the audit hook is a second layer that names what the code tried.
 Order matters: the read-only databases are opened first (the hook refuses new connections),
@@ -18,10 +20,12 @@ from __future__ import annotations
 import _imp
 import _json
 import builtins
+import gc
 import json
 import os
 import posix
 import resource
+import select
 import signal
 import sqlite3
 import sys
@@ -175,8 +179,8 @@ def make_guard(
     `pathlib` is the module when the code names it (`uses_pathlib`), imported before the
     code runs so that the hook holds pathlib's own methods: its paths are then read as the
     paths they name. Otherwise a pathlib path is refused like any other path-like object
-    (the hook cannot know that its class is pathlib's), and the child is spared the import,
-    about a sixth of a sandbox start.
+    (the hook cannot know that its class is pathlib's). The server imports pathlib ahead
+    (`serve`), so no run pays for the import.
 
     It never raises: an exception raised here would carry this frame in its traceback, and
     with it the closure. It writes the report itself and ends the process, so nothing the
@@ -523,17 +527,180 @@ def emit(fd: int, report: dict[str, Any]) -> None:
         view = view[os.write(fd, view) :]
 
 
-def main() -> None:
-    job = json.loads(sys.stdin.buffer.read())
+# -- the sandbox server ------------------------------------------------------------------------
+#
+# The server never reads a job or its inputs, so its memory, which each child starts from,
+# holds nothing of any run. It relays what a child writes (its report, and its stdout and
+# stderr together) to the parent in frames, through one buffer it clears after each run, then
+# empties the scratch; when it cannot, it says so and exits. Frames are a kind byte, a 4-byte
+# big-endian length and the bytes: READY once, then per run REPORT and OUTPUT chunks and one
+# END (`{"returncode": ..., "cpu": ..., "serving": ...}`: the child's exit code and CPU
+# seconds, and whether the server takes another run).
+
+READY, REPORT, OUTPUT, END = b"r", b"o", b"e", b"x"
+NO_JOB = 75  # the child's exit code when stdin ended before a job: the parent is gone
+CHILD_FAILED = 70  # the child's exit code when setting up a run failed (a traceback on stderr)
+RELAY_BYTES = 1 << 16
+PR_SET_DUMPABLE = 4
+MAX_DESCRIPTORS = 1 << 16
+
+
+def serve() -> None:
+    """Serve runs until stdin ends or the scratch cannot be emptied."""
+    _become_undumpable()
+    for number in (signal.SIGINT, signal.SIGTERM):  # handled, a child's kill would reach init
+        signal.signal(number, signal.SIG_DFL)
+    for name in sys.builtin_module_names:  # imported once here, not in every child
+        if name not in BLOCKED_IMPORTS and name not in sys.modules:
+            __import__(name)
+    __import__("pathlib")  # for the runs whose code names it (`make_guard`)
     scratch = os.getcwd()
-    result_fd = os.dup(1)
-    # Stray writes to descriptor 1 (sys.__stdout__, C code) join stderr, which the parent only
-    # keeps the tail of, so they cannot be mistaken for the report.
-    os.dup2(2, 1)
-    emit(result_fd, run(job, scratch, result_fd))
-    # Skip interpreter shutdown: no atexit handler or finalizer of the code runs after the report.
+    buffer = bytearray(RELAY_BYTES)
+    _frame(1, READY, b"")
+    while True:
+        select.select([0], [], [])  # a job (or the end of stdin) is there: the child reads it
+        report_r, report_w = os.pipe()
+        output_r, output_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(report_r)
+            os.close(output_r)
+            _serve_one(report_w, output_w)  # never returns
+        os.close(report_w)
+        os.close(output_w)
+        _relay({report_r: REPORT, output_r: OUTPUT}, buffer)
+        _pid, status, usage = os.wait4(pid, 0)
+        buffer[:] = bytes(RELAY_BYTES)  # what the run wrote is not left for the next child
+        returncode = os.waitstatus_to_exitcode(status)
+        serving = returncode != NO_JOB and _emptied(scratch)
+        end = {"returncode": returncode, "cpu": usage.ru_utime + usage.ru_stime, "serving": serving}
+        _frame(1, END, json.dumps(end).encode())
+        if not serving:
+            os._exit(0)
+
+
+def _become_undumpable() -> None:
+    """Make this process undumpable, so that a child (the same user) cannot open its memory
+    or descriptors under /proc; then forget ctypes, which the children must not find loaded."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
+    del libc, ctypes
+    for name in [m for m in sys.modules if m in ("ctypes", "_ctypes") or m.startswith("ctypes.")]:
+        del sys.modules[name]
+    gc.collect()
+
+
+def _serve_one(report_fd: int, output_fd: int) -> None:
+    """In the forked child: take the job from stdin, run it, write the report, exit."""
+    try:
+        os.dup2(output_fd, 1)
+        os.dup2(output_fd, 2)
+        os.closerange(3, report_fd)  # whatever else the server holds: the code gets none of it
+        os.closerange(report_fd + 1, MAX_DESCRIPTORS)
+        job = _read_job(0, os.getcwd())
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)  # the code cannot read the next job
+        os.close(null)
+        if job is None:
+            os._exit(NO_JOB)
+        report = run(job, os.getcwd(), report_fd)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        os._exit(CHILD_FAILED)
+    emit(report_fd, report)
     os._exit(0)
 
 
+def _read_job(fd: int, scratch: str) -> dict[str, Any] | None:
+    """The job frame: a 4-byte length and the job's JSON, then each input's bytes in the
+    order of `job["inputs"]` ([name, size] pairs), written read-only into `scratch`."""
+    head = _read_exactly(fd, 4)
+    if head is None:
+        return None
+    job = json.loads(_read_exactly(fd, int.from_bytes(head, "big")) or b"")
+    for name, size in job.pop("inputs"):
+        path = os.path.join(scratch, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        left = size
+        while left:
+            chunk = os.read(fd, min(left, RELAY_BYTES))
+            if not chunk:
+                raise EOFError("the job ended inside an input")
+            os.write(out, chunk)
+            left -= len(chunk)
+        os.close(out)
+    return job
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    parts, left = [], size
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            if left == size:
+                return None
+            raise EOFError("the job ended early")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def _relay(sources: dict[int, bytes], buffer: bytearray) -> None:
+    """Forward what the child writes on each descriptor as frames of its kind, until each ends."""
+    view = memoryview(buffer)
+    while sources:
+        readable, _, _ = select.select(list(sources), [], [])
+        for fd in readable:
+            count = os.readv(fd, [buffer])
+            if count == 0:
+                os.close(fd)
+                del sources[fd]
+            else:
+                _frame(1, sources[fd], view[:count])
+
+
+def _frame(fd: int, kind: bytes, data: bytes | memoryview) -> None:
+    for part in (kind + len(data).to_bytes(4, "big"), data):
+        view = memoryview(part)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def _emptied(scratch: str) -> bool:
+    """Remove everything the run left in the scratch, in a process of its own, so that not
+    even the names the run gave its files pass through the memory the next child starts
+    from; whether the scratch is empty now."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if removed_all(scratch) else 1)
+    _pid, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def removed_all(folder: str) -> bool:
+    """Remove everything inside `folder`, locked folders included; whether it is empty now."""
+    try:
+        _remove_below(folder)
+        return not os.listdir(folder)
+    except OSError:
+        return False
+
+
+def _remove_below(folder: str) -> None:
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            os.chmod(entry.path, 0o700)  # a folder the code locked (mode 0) is the same user's to open
+            _remove_below(entry.path)
+            os.rmdir(entry.path)
+        else:
+            os.unlink(entry.path)
+
+
 if __name__ == "__main__":
-    main()
+    serve()

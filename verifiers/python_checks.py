@@ -1,11 +1,12 @@
 """Python checks: each is code defining `check(initial, final, audit)`, run in the sandbox.
 
-Starting a sandbox costs tens of milliseconds, so two things spare starts:
+A sandboxed run costs a few milliseconds (tens when no sandbox server is waiting), usually
+more than the check itself, so two things spare runs:
 
 - A verdict is kept by (code, initial state, judged state, audit log): a check is a function
   of those, so judging the same state again (validation replays the same early turns in many
   variants) reuses it.
-- The checks one evaluation judges on the same states run in one sandbox, one after another,
+- The checks one evaluation judges on the same states run in one sandboxed run, one after another,
   each in its own namespace. Only a check that returns a value takes its verdict from that
   run; one that raises, runs out of time or memory, or does something forbidden (which ends
   the shared run) is run again alone, so its verdict and message are exactly what they are
@@ -48,7 +49,7 @@ def check_all(**arguments):
 
 
 def forget_python_verdicts() -> None:
-    """Drop every kept verdict (benchmarks measure a sandbox start this way)."""
+    """Drop every kept verdict (benchmarks measure a sandboxed run this way)."""
     _VERDICTS.clear()
 
 

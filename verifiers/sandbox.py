@@ -1,13 +1,17 @@
 """Run untrusted Python (checks and scripts an LLM wrote) behind an OS-level boundary.
 
-`run_sandboxed(code, "check", databases={"final": ...})` executes `code` in a fresh
-interpreter inside bubblewrap (new namespaces, an unprivileged user, a read-only view of the
-interpreter and the inputs, a private tmpfs scratch), calls
+`run_sandboxed(code, "check", databases={"final": ...})` executes `code` inside bubblewrap
+(new namespaces, an unprivileged user, a read-only view of the interpreter, a private tmpfs
+scratch holding read-only copies of the inputs), calls
 `check(final=<read-only sqlite3 connection>, **payload)`, and returns a `SandboxResult`: the
 JSON-decoded return value, or a status saying why there is none. Bad code never raises here;
 it is reported as data. Where no boundary can be had, nothing runs: the status is
-`unavailable` and the error names what is missing. What is enforced, and what is not, is in
-docs/sandbox.md.
+`unavailable` and the error names what is missing.
+
+Setting a boundary up and starting its interpreter costs tens of milliseconds, so a process
+keeps sandbox servers waiting: each is one boundary whose interpreter forks a fresh child
+for every run and empties the scratch after it, and takes one run at a time. What keeps one
+run from the next, and what is enforced and what is not, is in docs/sandbox.md.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import json
 import keyword
 import logging
 import os
-import selectors
+import queue
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,7 +41,7 @@ from coworkenv.verifiers._sandbox_boundary import (
     boundary_command,
     seccomp_filter,
 )
-from coworkenv.verifiers._sandbox_child import RESULT_MARKER
+from coworkenv.verifiers._sandbox_child import END, OUTPUT, READY, REPORT, RESULT_MARKER
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -44,6 +51,7 @@ __all__ = [
     "SandboxResult",
     "run_sandboxed",
     "run_sandboxed_async",
+    "stop_sandbox_servers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,6 +61,10 @@ logger = logging.getLogger(__name__)
 PYTHON = sys.executable
 CHILD_SCRIPT = str(Path(__file__).with_name("_sandbox_child.py"))
 STDERR_TAIL_BYTES = 64 * 1024
+# A server's set-up (namespaces, the interpreter's start) is given this long to say it is ready.
+START_SECONDS = 30.0
+# Idle servers a process keeps (per scratch size); more are ended when their run is done.
+IDLE_SERVERS = 4
 # An error is one line for a person or a log; code must not smuggle files out through it.
 MAX_ERROR_CHARS = 2000
 TRUNCATED = " [error truncated]"
@@ -100,47 +112,46 @@ def run_sandboxed(
     payload: Any = None,
     limits: SandboxLimits = DEFAULT_LIMITS,
 ) -> SandboxResult:
-    """Run `function` from `code` in a sandboxed subprocess and report what happened.
+    """Run `function` from `code` in a sandboxed process and report what happened.
 
-    `files` are written read-only into a fresh scratch directory (names relative to it);
+    `files` are written read-only into an empty scratch directory (names relative to it);
     each of `databases` (raw SQLite bytes, e.g. `conn.serialize()`) becomes `<name>.db`
     there and reaches the function as a read-only `sqlite3.Connection` keyword argument of
     that name. `payload` is a dict of further keyword arguments (JSON values). The scratch
     directory is the working directory, the one place the code may write; it is a tmpfs that
-    exists only inside the sandbox, so nothing of it outlives the run. Never raises for
-    anything the code does; raises TypeError for a payload that is not a dict of JSON values
-    (a caller's bug).
+    exists only inside the sandbox and is emptied after the run, so nothing of it outlives
+    the run. Never raises for anything the code does; raises TypeError for a payload that is
+    not a dict of JSON values (a caller's bug).
     """
     started = time.monotonic()
     kwargs = _payload(payload)
     problem = _check_names(function, files or {}, databases or {}, kwargs)
     if problem is not None:
         return SandboxResult(status="error", error=problem, duration_ms=_ms_since(started))
-    entries = dict(files or {})
+    inputs = dict(files or {})
     for name, data in (databases or {}).items():
-        entries[f"{name}.db"] = _rollback_journal(data)
-    descriptors: list[int] = []
+        inputs[f"{name}.db"] = _rollback_journal(data)
+    job = {
+        "code": code,
+        "function": function,
+        "databases": sorted(databases or {}),
+        "payload": kwargs,
+        "limits": limits.model_dump(),
+        "audit_hook": AUDIT_HOOK,
+        "inputs": [[name, len(data)] for name, data in inputs.items()],
+    }
+    head = json.dumps(job).encode()
+    frame = [len(head).to_bytes(4, "big"), head, *inputs.values()]
+    pool = _pool()
     try:
-        inputs = {name: _memory_file(name, data, descriptors) for name, data in entries.items()}
-        child = _memory_file("child.py", Path(CHILD_SCRIPT).read_bytes(), descriptors)
-        program = seccomp_filter()
-        seccomp = None if program is None else _memory_file("seccomp", program, descriptors)
-        try:
-            argv = boundary_command(PYTHON, inputs, child, seccomp, limits.scratch_mb * 1024 * 1024)
-        except BoundaryUnavailable as missing:
-            return SandboxResult(status="unavailable", error=str(missing), duration_ms=_ms_since(started))
-        job = {
-            "code": code,
-            "function": function,
-            "databases": sorted(databases or {}),
-            "payload": kwargs,
-            "limits": limits.model_dump(),
-            "audit_hook": AUDIT_HOOK,
-        }
-        result = _execute(argv, descriptors, json.dumps(job).encode(), limits, started)
-    finally:
-        for fd in descriptors:
-            os.close(fd)
+        server = pool.take(limits.scratch_mb * 1024 * 1024)
+    except _NotStarted as failed:
+        return SandboxResult(status=failed.status, error=failed.message, duration_ms=_ms_since(started))
+    result, serving = server.run(frame, limits, started)
+    if serving:
+        pool.give_back(server)
+    else:
+        server.close()
     if result.error is not None and len(result.error) > MAX_ERROR_CHARS:
         result.error = result.error[: MAX_ERROR_CHARS - len(TRUNCATED)] + TRUNCATED
     return result
@@ -211,134 +222,279 @@ def _rollback_journal(data: bytes) -> bytes:
     return data
 
 
-def _execute(
-    argv: list[str], descriptors: list[int], job: bytes, limits: SandboxLimits, started: float
-) -> SandboxResult:
-    """Start the child, feed it the job, collect its report, and map every ending to a result."""
-    deadline = time.monotonic() + limits.wall_seconds
-    # The report: the value (at most max_output_bytes of JSON) and the prints (at most as many
-    # bytes of UTF-8, up to six times longer once escaped), plus slack.
-    stdout_cap = 7 * limits.max_output_bytes + 65536
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd="/",
-            env={"PATH": SYSTEM_PATH},
-            pass_fds=descriptors,
-            start_new_session=True,
-        )
-    except OSError as error:
-        message = f"the sandbox could not be started: {error}"
-        return SandboxResult(status="unavailable", error=message, duration_ms=_ms_since(started))
-    cpu_used: float | None = None
-    try:
-        stdout, stderr, ended = _exchange(proc, job, deadline, stdout_cap)
-    finally:
-        # The group id is the child's pid, reserved until it is reaped: kill the group first.
-        _kill_group(proc)
-        if proc.returncode is None:
-            cpu_used = _reap(proc)
-    duration = _ms_since(started)
-    if ended == "wall":
-        message = f"wall-clock time limit of {limits.wall_seconds:g}s exceeded"
-        return SandboxResult(status="timeout", error=message, duration_ms=duration)
-    if ended == "overflow":
-        message = f"ValueError: the sandbox wrote more than {stdout_cap} bytes of output"
-        return SandboxResult(status="error", error=message, duration_ms=duration)
-    report = _parse_report(stdout)
-    if report is not None:
-        return SandboxResult(**report, duration_ms=duration)
-    return _without_report(proc.returncode, cpu_used, stderr, limits, duration)
+class _NotStarted(Exception):
+    """A sandbox server could not be started: the status and message a run then gets."""
+
+    def __init__(self, status: Literal["unavailable", "error"], message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
 
 
-def _exchange(
-    proc: subprocess.Popen[bytes], job: bytes, deadline: float, stdout_cap: int
-) -> tuple[bytes, bytes, str]:
-    """Write the job, read both outputs until the child exits; 'exit', 'wall' or 'overflow'."""
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    stdout, stderr = bytearray(), bytearray()
-    pending = memoryview(job)
-    exit_fd = _pidfd(proc.pid)
-    with selectors.DefaultSelector() as selector:
-        os.set_blocking(proc.stdin.fileno(), False)
-        selector.register(proc.stdin, selectors.EVENT_WRITE)
-        selector.register(proc.stdout, selectors.EVENT_READ)
-        selector.register(proc.stderr, selectors.EVENT_READ)
-        if exit_fd is not None:
-            selector.register(exit_fd, selectors.EVENT_READ)
-        exited = exit_fd is None  # without a pidfd, the end of both outputs stands for the exit
+class _Server:
+    """One sandbox (bubblewrap and the child script's `serve`) that runs jobs one at a time.
+
+    Each run is a child the server forks: it reads the job, writes the inputs into the
+    empty scratch and runs the code; the server relays what it writes in frames and
+    empties the scratch after it (see `_sandbox_child.py`). A server that cannot empty it,
+    that runs past a deadline, writes too much, or dies, is not used again.
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], scratch_bytes: int) -> None:
+        self.proc, self.scratch_bytes = proc, scratch_bytes
+        assert proc.stdin is not None and proc.stdout is not None
+        os.set_blocking(
+            proc.stdin.fileno(), False
+        )  # a run that stops reading cannot hold us past its deadline
+        self._frames = _FrameReader(proc.stdout.fileno())
+
+    @classmethod
+    def start(cls, scratch_bytes: int, spawner: _Spawner) -> _Server:
+        descriptors: list[int] = []
         try:
-            while not exited or any(
-                f in selector.get_map() for f in (proc.stdout.fileno(), proc.stderr.fileno())
-            ):
+            child = _memory_file("child.py", Path(CHILD_SCRIPT).read_bytes(), descriptors)
+            program = seccomp_filter()
+            seccomp = None if program is None else _memory_file("seccomp", program, descriptors)
+            try:
+                argv = boundary_command(PYTHON, child, seccomp, scratch_bytes)
+            except BoundaryUnavailable as missing:
+                raise _NotStarted("unavailable", str(missing)) from None
+            try:
+                proc = spawner.popen(argv, descriptors)
+            except OSError as error:
+                raise _NotStarted("unavailable", f"the sandbox could not be started: {error}") from None
+        finally:
+            for fd in descriptors:
+                os.close(fd)
+        server = cls(proc, scratch_bytes)
+        try:
+            kind, _ = server._frames.next(time.monotonic() + START_SECONDS)
+        except _ServerEnded:
+            kind = None
+        if kind != READY:
+            stderr = server.close()
+            raise _NotStarted(*_start_failure(proc.returncode, stderr))
+        return server
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, frame: list[bytes], limits: SandboxLimits, started: float) -> tuple[SandboxResult, bool]:
+        """Run one job; the result, and whether the server can take another."""
+        deadline = time.monotonic() + limits.wall_seconds
+        # The report: the value (at most max_output_bytes of JSON) and the prints (at most as
+        # many bytes of UTF-8, up to six times longer once escaped), plus slack.
+        report_cap = 7 * limits.max_output_bytes + 65536
+        report, output = bytearray(), bytearray()
+        end: dict[str, Any] | None = None
+        try:
+            self._send(frame, deadline)
+            while end is None:
+                kind, data = self._frames.next(deadline)
+                if kind == REPORT:
+                    report += data
+                    if len(report) > report_cap:
+                        message = f"ValueError: the sandbox wrote more than {report_cap} bytes of output"
+                        return SandboxResult(
+                            status="error", error=message, duration_ms=_ms_since(started)
+                        ), False
+                elif kind == OUTPUT:
+                    output += data
+                    del output[:-STDERR_TAIL_BYTES]
+                elif kind == END:
+                    end = json.loads(data)
+                else:
+                    raise _ServerEnded
+        except _Deadline:
+            message = f"wall-clock time limit of {limits.wall_seconds:g}s exceeded"
+            return SandboxResult(status="timeout", error=message, duration_ms=_ms_since(started)), False
+        except (_ServerEnded, OSError, ValueError):
+            tail = _last_line(bytes(output))
+            detail = f": {tail}" if tail else ""
+            message = f"RuntimeError: the sandbox ended without a result{detail}"
+            return SandboxResult(status="error", error=message, duration_ms=_ms_since(started)), False
+        duration = _ms_since(started)
+        parsed = _parse_report(bytes(report))
+        if parsed is None:
+            # A child that ended without a report may not have read all of its job: the rest
+            # would reach the next child as its job. Its server is not used again.
+            return _without_report(end["returncode"], end["cpu"], bytes(output), limits, duration), False
+        return SandboxResult(**parsed, duration_ms=duration), bool(end.get("serving"))
+
+    def _send(self, frame: list[bytes], deadline: float) -> None:
+        assert self.proc.stdin is not None
+        fd = self.proc.stdin.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        for part in frame:
+            view = memoryview(part)
+            while view:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return bytes(stdout), bytes(stderr), "wall"
-                for key, _events in selector.select(remaining):
-                    if key.fileobj is proc.stdin:
-                        try:
-                            pending = pending[os.write(proc.stdin.fileno(), pending[:65536]) :]
-                        except BrokenPipeError:
-                            pending = pending[:0]
-                        if not pending:
-                            selector.unregister(proc.stdin)
-                            proc.stdin.close()
-                    elif key.fileobj == exit_fd:
-                        selector.unregister(exit_fd)
-                        exited = True
-                    else:
-                        chunk = os.read(key.fd, 65536)
-                        if not chunk:
-                            selector.unregister(key.fileobj)
-                        elif key.fileobj is proc.stdout:
-                            stdout += chunk
-                            if len(stdout) > stdout_cap:
-                                return bytes(stdout), bytes(stderr), "overflow"
-                        else:
-                            stderr += chunk
-                            del stderr[:-STDERR_TAIL_BYTES]
-            if exit_fd is None:
-                proc.wait(timeout=max(deadline - time.monotonic(), 0))
-        except subprocess.TimeoutExpired:
-            return bytes(stdout), bytes(stderr), "wall"
-        finally:
-            if exit_fd is not None:
-                os.close(exit_fd)
-            for pipe in (proc.stdin, proc.stdout, proc.stderr):
-                pipe.close()
-    return bytes(stdout), bytes(stderr), "exit"
+                    raise _Deadline
+                if poller.poll(remaining * 1000):
+                    try:
+                        view = view[os.write(fd, view) :]
+                    except BlockingIOError:
+                        continue
 
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that turns readable when the process exits (Linux >= 5.3), or None."""
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    if proc.returncode is not None:
-        return  # reaped already: its group id may belong to someone else by now
-    # Raw kills: Popen.kill() would poll, and so reap the child before wait4 reads its CPU time.
-    for kill in (os.killpg, os.kill):
+    def close(self) -> bytes:
+        """End the server and everything in its namespaces; what it wrote on stderr."""
+        if self.proc.poll() is None:  # not reaped: its pid and group id are still its own
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    continue
+        self.proc.wait()
+        assert self.proc.stderr is not None
+        os.set_blocking(self.proc.stderr.fileno(), False)
         try:
-            kill(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            continue
+            stderr = self.proc.stderr.read() or b""
+        except OSError:
+            stderr = b""
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        return stderr[-STDERR_TAIL_BYTES:]
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> float | None:
-    """Wait for the child and return the CPU seconds it used (None where wait4 is missing)."""
-    if not hasattr(os, "wait4"):
-        proc.wait()
-        return None
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime
+class _Deadline(Exception):
+    pass
+
+
+class _ServerEnded(Exception):
+    pass
+
+
+class _FrameReader:
+    """The frames a server writes: a kind byte, a 4-byte big-endian length, the bytes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pending = bytearray()
+        self.poller = select.poll()  # poll, not select: a busy process's descriptors pass 1024
+        self.poller.register(fd, select.POLLIN)
+
+    def next(self, deadline: float) -> tuple[bytes, bytes]:
+        while True:
+            if len(self.pending) >= 5:
+                size = int.from_bytes(self.pending[1:5], "big")
+                if len(self.pending) >= 5 + size:
+                    kind, data = bytes(self.pending[:1]), bytes(self.pending[5 : 5 + size])
+                    del self.pending[: 5 + size]
+                    return kind, data
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Deadline
+            if self.poller.poll(remaining * 1000):
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    raise _ServerEnded
+                self.pending += chunk
+
+
+class _Spawner:
+    """Starts the servers from one thread that lives as long as the process. The kernel ends
+    a sandbox when the thread that started it ends (`--die-with-parent`), and the threads
+    runs come from (anyio's workers, say) end when they idle."""
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[tuple[list[str], list[int], Future[subprocess.Popen[bytes]]]] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._serve, name="coworkenv-sandbox-spawner", daemon=True).start()
+
+    def popen(self, argv: list[str], descriptors: list[int]) -> subprocess.Popen[bytes]:
+        done: Future[subprocess.Popen[bytes]] = Future()
+        self._requests.put((argv, descriptors, done))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            argv, descriptors, done = self._requests.get()
+            try:
+                done.set_result(
+                    subprocess.Popen(
+                        argv,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        cwd="/",
+                        env={"PATH": SYSTEM_PATH},
+                        pass_fds=descriptors,
+                        start_new_session=True,
+                    )
+                )
+            except BaseException as error:
+                done.set_exception(error)
+
+
+class _Pool:
+    """The idle servers of this process, by scratch size."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.idle: dict[int, list[_Server]] = {}
+        self.spawner = _Spawner()
+
+    def take(self, scratch_bytes: int) -> _Server:
+        with self.lock:
+            waiting = self.idle.get(scratch_bytes, [])
+            while waiting:
+                server = waiting.pop()
+                if server.alive:
+                    return server
+                server.close()
+        return _Server.start(scratch_bytes, self.spawner)
+
+    def give_back(self, server: _Server) -> None:
+        with self.lock:
+            waiting = self.idle.setdefault(server.scratch_bytes, [])
+            if len(waiting) < IDLE_SERVERS:
+                waiting.append(server)
+                return
+        server.close()
+
+    def close(self) -> None:
+        with self.lock:
+            servers = [s for waiting in self.idle.values() for s in waiting]
+            self.idle.clear()
+        for server in servers:
+            server.close()
+
+
+_POOL: _Pool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> _Pool:
+    """This process's pool (a forked process makes its own: the servers are its parent's)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL.pid != os.getpid():
+            _POOL = _Pool()
+        return _POOL
+
+
+def stop_sandbox_servers() -> None:
+    """End this process's idle sandbox servers; the next run starts a new one (its set-up is
+    read again: tests change it this way)."""
+    _pool().close()
+
+
+def _start_failure(returncode: int | None, stderr: bytes) -> tuple[Literal["unavailable", "error"], str]:
+    last_line = _last_line(stderr)
+    if returncode == 1 and last_line.startswith(SETUP_TOOLS):
+        return "unavailable", f"the sandbox could not be set up ({last_line}); {SETUP_HINT}"
+    detail = f": {last_line}" if last_line else ""
+    return "unavailable", f"the sandbox could not be started (exit code {returncode}){detail}"
+
+
+def _last_line(output: bytes) -> str:
+    text = output.decode("utf-8", "replace")
+    return next((line for line in reversed(text.splitlines()) if line.strip()), "").strip()
 
 
 def _parse_report(stdout: bytes) -> dict[str, Any] | None:
@@ -368,31 +524,20 @@ def _parse_report(stdout: bytes) -> dict[str, Any] | None:
 
 
 def _without_report(
-    returncode: int | None, cpu_used: float | None, stderr: bytes, limits: SandboxLimits, duration: float
+    returncode: int, cpu_used: float, output: bytes, limits: SandboxLimits, duration: float
 ) -> SandboxResult:
     """Name the cause when the child ended without a report: a limit, or a crash."""
     cpu_limit = max(1, -int(-limits.cpu_seconds // 1))
-    text = stderr.decode("utf-8", "replace")
-    last_line = next((line for line in reversed(text.splitlines()) if line.strip()), "").strip()
-    if returncode == 1 and last_line.startswith(SETUP_TOOLS):
-        message = f"the sandbox could not be set up ({last_line}); {SETUP_HINT}"
-        return SandboxResult(status="unavailable", error=message, duration_ms=duration)
-    if returncode is not None and returncode > 128:
-        returncode = 128 - returncode  # bwrap exits with 128 + the signal that ended the child
-    if returncode == -signal.SIGXCPU or (
-        # The kernel's SIGKILL at the hard CPU limit. The child's CPU time is lost with the
-        # namespace's init, so its run time stands in: it can only be longer than its CPU time.
-        returncode == -signal.SIGKILL and max(cpu_used or 0, duration / 1000) >= cpu_limit
-    ):
+    text = output.decode("utf-8", "replace")
+    if returncode == -signal.SIGXCPU or (returncode == -signal.SIGKILL and cpu_used >= cpu_limit):
+        # SIGKILL: the kernel's, at the hard CPU limit, one second after the soft one.
         message = f"CPU time limit of {limits.cpu_seconds:g}s exceeded"
         return SandboxResult(status="timeout", error=message, duration_ms=duration)
     if "MemoryError" in text or "Cannot allocate memory" in text or "out of memory" in text:
         message = f"MemoryError: memory limit of {limits.memory_mb} MB exceeded"
         return SandboxResult(status="memory", error=message, duration_ms=duration)
-    if returncode is not None and returncode < 0:
-        how = f"was killed by {_signal_name(-returncode)}"
-    else:
-        how = f"exited with code {returncode}"
+    how = f"was killed by {_signal_name(-returncode)}" if returncode < 0 else f"exited with code {returncode}"
+    last_line = _last_line(output)
     detail = f": {last_line}" if last_line else ""
     message = f"RuntimeError: the sandbox process {how} without a result{detail}"
     return SandboxResult(status="error", error=message, duration_ms=duration)
