@@ -31,7 +31,6 @@ process, so they work from plain code, threads and notebooks alike.
 from __future__ import annotations
 
 import atexit
-import copy
 import hashlib
 import json
 import threading
@@ -50,6 +49,7 @@ from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.state.forks import Changes
+from coworkenv.state.jsontext import copy_json
 from coworkenv.task import Event, Limits, Task
 from coworkenv.verifiers import CheckResult, Evidence, Footprint, Verdict, judge_evidence, judge_turn
 
@@ -338,7 +338,7 @@ class Episode:
             turn=self._turn,
             prefix_key=turn_prefix_key(self.task, self._turn),
             workspace=self.workspace.snapshot(),
-            messages=copy.deepcopy(session.messages),
+            messages=copy_json(session.messages),
             boundaries=list(self.boundaries),
             user_replies=list(self.user_replies),
             event_errors=list(self.event_errors),
@@ -364,7 +364,7 @@ class Episode:
             )
         await anyio.lowlevel.checkpoint()
         self._started = time.perf_counter()
-        await self._open(start.workspace, copy.deepcopy(start.messages), None, start.changes)
+        await self._open(start.workspace, copy_json(start.messages), None, start.changes)
         session = self.session
         session.stats, session.truncated, session.next_id = (
             dict(start.stats),
@@ -537,8 +537,9 @@ class Episode:
         self._footprint_seconds = verify_started - started
         return self._verdict
 
-    async def arecord(self) -> EpisodeRecord:
-        """The episode's `EpisodeRecord` (judging it first if needed)."""
+    async def arecord(self, *, hashed: bool = True) -> EpisodeRecord:
+        """The episode's `EpisodeRecord` (judging it first if needed); without `hashed`, its
+        `final_hash` is None (validation's variants are judged, never compared by hash)."""
         await self.averdict()
         ws, task = self.workspace, self.task
         finished = time.perf_counter()
@@ -548,7 +549,7 @@ class Episode:
             evidence = Evidence(self._initial, ws, audit, task.user_email)
         else:
             evidence = self._evidence
-        final_hash = ws.content_hash()
+        final_hash = ws.content_hash() if hashed else None
         diff_summary = evidence.diff.summary()
         timings = self.timings.model_copy(deep=True)
         timings.verify = self._judging + time.perf_counter() - finished

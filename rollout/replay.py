@@ -11,11 +11,11 @@ A resumed variant's record equals the one a full replay gives, timings aside.
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from coworkenv.state.jsontext import copy_json
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint
 
@@ -47,7 +47,7 @@ async def play_reference(
     starts: list[ReferenceStart] = []
 
     def keep(ep: Episode, turn: int) -> None:
-        results = copy.deepcopy(policy.progress(ep.session, turn).results)
+        results = copy_json(policy.progress(ep.session, turn).results)
         starts.append(ReferenceStart(ep.turn_start(), results))
 
     await episode.areset()
@@ -77,12 +77,13 @@ async def play_variant(
     footprint: Footprint,
     *,
     until_failed: bool = False,
+    hashed: bool = True,
 ) -> EpisodeRecord:
     """The oracle's record on `task`, a variant of the reference `starts` were kept from:
     resumed at the latest turn start it shares, else played from the seed. With
     `until_failed`, play stops after the first turn with a failed check: the episode can no
     longer succeed (mutants need to know no more), and the turns not played are judged on
-    the state it stopped in."""
+    the state it stopped in. Without `hashed` the record has no `final_hash`."""
     started = time.perf_counter()
     policy = OraclePolicy()
     episode = Episode(task, cache=cache, footprint=footprint, policy=policy.name, actor=policy.actor)
@@ -93,9 +94,9 @@ async def play_variant(
     else:
         turn = start.episode.turn
         await episode.aresume(start.episode)
-        policy.progress(episode.session, turn).results.update(copy.deepcopy(start.results))
+        policy.progress(episode.session, turn).results.update(copy_json(start.results))
     await play_turns(episode, policy, turn, stop_after=_has_failed if until_failed else None)
-    record = await episode.arecord()
+    record = await episode.arecord(hashed=hashed)
     episode.close()
     record.timings.total = time.perf_counter() - started
     return record

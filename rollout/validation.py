@@ -325,7 +325,7 @@ async def _run_mutants(
     for variant in mutants(task, seed, footprint):
         if variant.kind == "alter" and variant.position is not None and killed_at.get(variant.position):
             continue  # the step's values are checked already: one failing alteration is the ask
-        record = await play_variant(variant.task, starts, cache, footprint, until_failed=True)
+        record = await play_variant(variant.task, starts, cache, footprint, until_failed=True, hashed=False)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent
         if record.status != "completed" and variant.kind == "guess":
@@ -374,7 +374,7 @@ async def _run_acceptance(
 ) -> str:
     rejected = []
     for variant in acceptance_variants(task, seed, footprint):
-        record = await play_variant(variant.task, starts, cache, footprint)
+        record = await play_variant(variant.task, starts, cache, footprint, hashed=False)
         if variant.kind == "reply_all" and _mails_outside(record) - _mails_outside(oracle):
             continue  # reply-all would copy an outside address: not a harmless variant here
         if record.status != "completed":

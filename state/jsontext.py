@@ -17,3 +17,13 @@ def compact_json(value: Any) -> str:
         return pydantic_core.to_json(value, fallback=str).decode()
     except pydantic_core.PydanticSerializationError:
         return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def copy_json(value: Any) -> Any:
+    """A copy of a JSON value (dicts and lists copied all the way down, other values shared):
+    what `copy.deepcopy` gives for tool results and transcripts, in a fraction of its time."""
+    if isinstance(value, dict):
+        return {key: copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_json(item) for item in value]
+    return value

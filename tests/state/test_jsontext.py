@@ -1,9 +1,10 @@
-"""compact_json: the audit log's and the transcript's JSON text."""
+"""compact_json: the audit log's and the transcript's JSON text; copy_json: their copies."""
 
+import copy
 import json
 from datetime import date
 
-from coworkenv.state.jsontext import compact_json
+from coworkenv.state.jsontext import compact_json, copy_json
 
 
 def test_compact_json_keeps_order_and_non_ascii() -> None:
@@ -35,3 +36,13 @@ def test_a_lone_surrogate_is_escaped_not_an_error() -> None:
     text = compact_json({"content": "a\ud800b"})
     assert text == '{"content":"a\\ud800b"}'
     assert json.loads(text) == {"content": "a\ud800b"}
+
+
+def test_a_json_copy_is_a_deep_copy_of_the_containers_and_shares_the_rest() -> None:
+    original = {"a": [1, {"b": "text", "c": None}], "d": 2.5, "e": True}
+    copied = copy_json(original)
+    assert copied == original == copy.deepcopy(original)
+    copied["a"][1]["b"] = "changed"
+    copied["a"].append(3)
+    assert original == {"a": [1, {"b": "text", "c": None}], "d": 2.5, "e": True}
+    assert copied["a"] is not original["a"] and copied["a"][1] is not original["a"][1]
