@@ -3,8 +3,8 @@
 `coworkenv.verifiers.sandbox` starts this file inside the OS-level boundary (bubblewrap, see
 `_sandbox_boundary.py`) as `python -I -S -B -X utf8 child.py`, the init of the boundary's PID
 namespace, with the private scratch folder as its working directory. It serves runs one
-after another (`serve`): for each, it forks a child that reads the job from stdin, writes
-the inputs into the empty scratch, and runs the code; the child's report is one line,
+after another (`serve`): for each, a supervisor it forks forks a child that reads the job
+from stdin, writes the inputs into the empty scratch, and runs the code; the child's report is one line,
 `RESULT_MARKER` followed by a JSON object (status, value, error, stdout). In isolated mode
 only the standard library is importable, so this file uses nothing else, and the parent
 imports only constants from it.
@@ -529,10 +529,12 @@ def emit(fd: int, report: dict[str, Any]) -> None:
 
 # -- the sandbox server ------------------------------------------------------------------------
 #
-# The server never reads a job or its inputs, so its memory, which each child starts from,
-# holds nothing of any run. It relays what a child writes (its report, and its stdout and
-# stderr together) to the parent in frames, through one buffer it clears after each run, then
-# empties the scratch; when it cannot, it says so and exits. Frames are a kind byte, a 4-byte
+# The server learns nothing of any run. For each job it forks a supervisor and waits for it;
+# the supervisor forks the child that reads the job and runs it, relays what the child writes
+# (its report, and its stdout and stderr together) to the parent in frames, waits for it,
+# empties the scratch and exits, its memory with it. All the server hears back is whether
+# to go on (the supervisor's exit code). So each supervisor and child start from the same
+# memory, the server's as it was before the first job. Frames are a kind byte, a 4-byte
 # big-endian length and the bytes: READY once, then per run REPORT and OUTPUT chunks and one
 # END (`{"returncode": ..., "cpu": ..., "serving": ...}`: the child's exit code and CPU
 # seconds, and whether the server takes another run).
@@ -546,7 +548,7 @@ MAX_DESCRIPTORS = 1 << 16
 
 
 def serve() -> None:
-    """Serve runs until stdin ends or the scratch cannot be emptied."""
+    """Serve runs until stdin ends, a supervisor fails, or the scratch cannot be emptied."""
     _become_undumpable()
     for number in (signal.SIGINT, signal.SIGTERM):  # handled, a child's kill would reach init
         signal.signal(number, signal.SIG_DFL)
@@ -555,10 +557,21 @@ def serve() -> None:
             __import__(name)
     __import__("pathlib")  # for the runs whose code names it (`make_guard`)
     scratch = os.getcwd()
-    buffer = bytearray(RELAY_BYTES)
     _frame(1, READY, b"")
     while True:
         select.select([0], [], [])  # a job (or the end of stdin) is there: the child reads it
+        pid = os.fork()
+        if pid == 0:
+            _supervise(scratch)  # never returns
+        _pid, status = os.waitpid(pid, 0)
+        if status != 0:  # retire: the scratch is not empty, or the supervisor died mid-run
+            os._exit(0)
+
+
+def _supervise(scratch: str) -> None:
+    """One run, in a process of its own: the child, its frames, the scratch emptied after it."""
+    try:
+        buffer = bytearray(RELAY_BYTES)
         report_r, report_w = os.pipe()
         output_r, output_w = os.pipe()
         pid = os.fork()
@@ -570,13 +583,13 @@ def serve() -> None:
         os.close(output_w)
         _relay({report_r: REPORT, output_r: OUTPUT}, buffer)
         _pid, status, usage = os.wait4(pid, 0)
-        buffer[:] = bytes(RELAY_BYTES)  # what the run wrote is not left for the next child
         returncode = os.waitstatus_to_exitcode(status)
-        serving = returncode != NO_JOB and _emptied(scratch)
+        serving = returncode != NO_JOB and removed_all(scratch)
         end = {"returncode": returncode, "cpu": usage.ru_utime + usage.ru_stime, "serving": serving}
         _frame(1, END, json.dumps(end).encode())
-        if not serving:
-            os._exit(0)
+    except BaseException:
+        os._exit(1)
+    os._exit(0 if serving else 1)
 
 
 def _become_undumpable() -> None:
@@ -598,7 +611,7 @@ def _serve_one(report_fd: int, output_fd: int) -> None:
     try:
         os.dup2(output_fd, 1)
         os.dup2(output_fd, 2)
-        os.closerange(3, report_fd)  # whatever else the server holds: the code gets none of it
+        os.closerange(3, report_fd)  # all else it inherited (the frame channel): the code gets none
         os.closerange(report_fd + 1, MAX_DESCRIPTORS)
         job = _read_job(0, os.getcwd())
         null = os.open("/dev/null", os.O_RDONLY)
@@ -670,17 +683,6 @@ def _frame(fd: int, kind: bytes, data: bytes | memoryview) -> None:
         view = memoryview(part)
         while view:
             view = view[os.write(fd, view) :]
-
-
-def _emptied(scratch: str) -> bool:
-    """Remove everything the run left in the scratch, in a process of its own, so that not
-    even the names the run gave its files pass through the memory the next child starts
-    from; whether the scratch is empty now."""
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0 if removed_all(scratch) else 1)
-    _pid, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
 
 
 def removed_all(folder: str) -> bool:

@@ -9,8 +9,8 @@ it is reported as data. Where no boundary can be had, nothing runs: the status i
 `unavailable` and the error names what is missing.
 
 Setting a boundary up and starting its interpreter costs tens of milliseconds, so a process
-keeps sandbox servers waiting: each is one boundary whose interpreter forks a fresh child
-for every run and empties the scratch after it, and takes one run at a time. What keeps one
+keeps sandbox servers waiting: each is one boundary whose interpreter forks a fresh process
+for every run (which empties the scratch after it), one run at a time. What keeps one
 run from the next, and what is enforced and what is not, is in docs/sandbox.md.
 """
 
@@ -233,10 +233,11 @@ class _NotStarted(Exception):
 class _Server:
     """One sandbox (bubblewrap and the child script's `serve`) that runs jobs one at a time.
 
-    Each run is a child the server forks: it reads the job, writes the inputs into the
-    empty scratch and runs the code; the server relays what it writes in frames and
-    empties the scratch after it (see `_sandbox_child.py`). A server that cannot empty it,
-    that runs past a deadline, writes too much, or dies, is not used again.
+    Each run is a child of a supervisor the server forks: the child reads the job, writes
+    the inputs into the empty scratch and runs the code; the supervisor relays what it
+    writes in frames and empties the scratch after it (see `_sandbox_child.py`). A server
+    that cannot empty it, whose run passes a deadline, writes too much, or ends without a
+    report, is not used again.
     """
 
     def __init__(self, proc: subprocess.Popen[bytes], scratch_bytes: int) -> None:

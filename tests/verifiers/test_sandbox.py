@@ -542,8 +542,10 @@ os.kill(-1, signal.SIGKILL)
 return 'alive'
 """,
         ("forbidden", "PermissionError: sandbox blocked os.kill: sending signals is not allowed"),
-        # Its parent is the namespace's init, which ignores it; beyond, nothing is in sight.
-        ("ok", "ProcessLookupError: [Errno 3] No such process"),
+        # Its parent is its run's supervisor: killing it ends the run (an error, and a new
+        # sandbox for the next run). The namespace's init, the sandbox server, ignores it;
+        # beyond, nothing is in sight.
+        ("error", None),
     ),
     (
         "fork-an-orphan",
@@ -563,14 +565,14 @@ for pid in pids:
             found.append(pid)
     except OSError:
         pass
-return [len(pids), found]  # the namespace's init (the sandbox server) and itself
+return [len(pids), found]  # the namespace's init (the sandbox server), its supervisor, itself
 """,
         (
             "forbidden",
             "PermissionError: sandbox blocked os.listdir('/proc'): only paths inside the scratch "
             "directory or the stdlib are allowed",
         ),
-        ("ok", [2, []]),
+        ("ok", [3, []]),
     ),
     (
         "write-outside-the-scratch",

@@ -16,6 +16,7 @@ from coworkenv.verifiers._sandbox_child import removed_all
 from coworkenv.verifiers.sandbox import SandboxLimits, run_sandboxed
 
 FAST = SandboxLimits(cpu_seconds=1, wall_seconds=30, memory_mb=256)
+FIRST_RUN_PID = 3  # a new sandbox: the server is pid 1, the first run's supervisor 2
 
 LEAVE_TRACES = """
 import builtins, json, os, sys
@@ -71,7 +72,7 @@ def test_the_next_run_on_the_same_server_finds_nothing_the_last_one_left(no_hook
     second = run_sandboxed(LOOK_FOR_TRACES, "check", files={"input.txt": b"data"}, limits=FAST)
     assert second.status == "ok", second.error
     later_pid, *found = second.value
-    assert later_pid > pid  # the same server (a new one's first run is pid 2)
+    assert later_pid > pid  # the same server (a new one's first run is FIRST_RUN_PID)
     assert found == [["input.txt"], "data", [1], False, False, None, []]
 
 
@@ -98,7 +99,7 @@ def check():
     assert out == {"mem": 13, "environ": 13, "fd/0": 13, "maps": 13, "ctypes loaded": False}
     again = run_sandboxed("import os\ndef check():\n    return os.getpid()\n", "check", limits=FAST)
     assert again.status == "ok"
-    assert again.value > pid  # the same server, still serving (a new one's first run is pid 2)
+    assert again.value > pid  # the same server, still serving (a new one's first run is FIRST_RUN_PID)
 
 
 @pytest.mark.skipif(boundary.seccomp_filter() is None, reason="no seccomp filter for this architecture")
@@ -124,12 +125,12 @@ def check():
 def test_a_run_past_its_wall_limit_ends_its_server_and_the_next_run_gets_a_new_one() -> None:
     sandbox.stop_sandbox_servers()
     pid_code = "import os\ndef check():\n    return os.getpid()\n"
-    assert run_sandboxed(pid_code, "check").value == 2
+    assert run_sandboxed(pid_code, "check").value == FIRST_RUN_PID
     slow = run_sandboxed(
         "import time\ndef check():\n    time.sleep(30)\n", "check", limits=SandboxLimits(wall_seconds=1)
     )
     assert (slow.status, slow.error) == ("timeout", "wall-clock time limit of 1s exceeded")
-    assert run_sandboxed(pid_code, "check").value == 2  # the first run of a new server
+    assert run_sandboxed(pid_code, "check").value == FIRST_RUN_PID  # the first run of a new server
 
 
 def test_runs_at_once_each_get_their_own_server_and_their_own_inputs() -> None:
@@ -269,3 +270,12 @@ def check(mark):
     )
     assert found.status == "ok", found.error
     assert found.value >= 1
+
+
+def test_a_run_that_kills_its_supervisor_ends_only_itself(no_hook: None) -> None:
+    code = "import os, signal\ndef check():\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 'after'\n"
+    sandbox.stop_sandbox_servers()
+    killed = run_sandboxed(code, "check", limits=FAST)
+    assert (killed.status, killed.error) == ("error", "RuntimeError: the sandbox ended without a result")
+    pid_code = "import os\ndef check():\n    return os.getpid()\n"
+    assert run_sandboxed(pid_code, "check", limits=FAST).value == FIRST_RUN_PID  # a new sandbox
