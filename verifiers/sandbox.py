@@ -146,7 +146,7 @@ def run_sandboxed(
     try:
         server = pool.take(limits.scratch_mb * 1024 * 1024)
     except _NotStarted as failed:
-        return SandboxResult(status=failed.status, error=failed.message, duration_ms=_ms_since(started))
+        return SandboxResult(status="unavailable", error=str(failed), duration_ms=_ms_since(started))
     result, serving = server.run(frame, limits, started)
     if serving:
         pool.give_back(server)
@@ -223,11 +223,7 @@ def _rollback_journal(data: bytes) -> bytes:
 
 
 class _NotStarted(Exception):
-    """A sandbox server could not be started: the status and message a run then gets."""
-
-    def __init__(self, status: Literal["unavailable", "error"], message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
+    """A sandbox server could not be started: the run is `unavailable`, for this reason."""
 
 
 class _Server:
@@ -258,11 +254,11 @@ class _Server:
             try:
                 argv = boundary_command(PYTHON, child, seccomp, scratch_bytes)
             except BoundaryUnavailable as missing:
-                raise _NotStarted("unavailable", str(missing)) from None
+                raise _NotStarted(str(missing)) from None
             try:
                 proc = spawner.popen(argv, descriptors)
             except OSError as error:
-                raise _NotStarted("unavailable", f"the sandbox could not be started: {error}") from None
+                raise _NotStarted(f"the sandbox could not be started: {error}") from None
         finally:
             for fd in descriptors:
                 os.close(fd)
@@ -273,7 +269,7 @@ class _Server:
             kind = None
         if kind != READY:
             stderr = server.close()
-            raise _NotStarted(*_start_failure(proc.returncode, stderr))
+            raise _NotStarted(_start_failure(proc.returncode, stderr))
         return server
 
     @property
@@ -485,12 +481,13 @@ def stop_sandbox_servers() -> None:
     _pool().close()
 
 
-def _start_failure(returncode: int | None, stderr: bytes) -> tuple[Literal["unavailable", "error"], str]:
+def _start_failure(returncode: int | None, stderr: bytes) -> str:
+    """Why a server ended before it was ready: the kernel refused the namespaces, or else."""
     last_line = _last_line(stderr)
     if returncode == 1 and last_line.startswith(SETUP_TOOLS):
-        return "unavailable", f"the sandbox could not be set up ({last_line}); {SETUP_HINT}"
+        return f"the sandbox could not be set up ({last_line}); {SETUP_HINT}"
     detail = f": {last_line}" if last_line else ""
-    return "unavailable", f"the sandbox could not be started (exit code {returncode}){detail}"
+    return f"the sandbox could not be started (exit code {returncode}){detail}"
 
 
 def _last_line(output: bytes) -> str:

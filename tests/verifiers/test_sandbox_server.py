@@ -279,3 +279,16 @@ def test_a_run_that_kills_its_supervisor_ends_only_itself(no_hook: None) -> None
     assert (killed.status, killed.error) == ("error", "RuntimeError: the sandbox ended without a result")
     pid_code = "import os\ndef check():\n    return os.getpid()\n"
     assert run_sandboxed(pid_code, "check", limits=FAST).value == FIRST_RUN_PID  # a new sandbox
+
+
+def test_a_server_that_ends_before_it_is_ready_makes_the_run_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sandbox.stop_sandbox_servers()
+    broken = ["/bin/sh", "-c", "echo 'something broke' >&2; exit 3"]
+    monkeypatch.setattr(sandbox, "boundary_command", lambda *args, **kwargs: broken)
+    result = run_sandboxed("def check():\n    return 1\n", "check")
+    assert (result.status, result.error) == (
+        "unavailable",
+        "the sandbox could not be started (exit code 3): something broke",
+    )
