@@ -193,7 +193,10 @@ import os
 from coworkenv.verifiers.sandbox import run_sandboxed
 assert run_sandboxed("def check():\\n    return 1\\n", "check").value == 1
 def parent(pid):
-    return open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1].split()[1]
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1].split()[1]
+    except OSError:  # a process of the machine's that ended since the listing
+        return None
 print(*[p for p in os.listdir("/proc") if p.isdigit() and parent(p) == str(os.getpid())])
 """
     done = subprocess.run(
