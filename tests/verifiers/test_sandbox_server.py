@@ -1,6 +1,7 @@
-"""Runs share a sandbox server (one boundary, a child forked per run): nothing one run does
-reaches the next (files, module state, IPC, memory), the server itself, or another
-process's runs. The audit hook is off in the attacks, to show the OS boundary holds alone."""
+"""Runs share a sandbox server (one boundary; for each run a supervisor and a child forked
+from it): nothing one run does reaches the next (files, module state, IPC, memory), the
+server itself, or another process's runs. The audit hook is off in the attacks, to show the
+OS boundary holds alone."""
 
 import os
 import subprocess
