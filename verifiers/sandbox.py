@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import json
 import keyword
-import logging
 import os
 import queue
 import select
@@ -54,7 +53,6 @@ __all__ = [
     "stop_sandbox_servers",
 ]
 
-logger = logging.getLogger(__name__)
 
 # The interpreter that runs the code. The child needs only the standard library of a CPython
 # >= 3.11; a deployment may point this at a system Python that any user can read.
