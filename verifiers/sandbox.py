@@ -314,7 +314,7 @@ class _Server:
             # A child that ended without a report may not have read all of its job: the rest
             # would reach the next child as its job. Its server is not used again.
             return _without_report(end["returncode"], end["cpu"], bytes(output), limits, duration), False
-        return SandboxResult(**parsed, duration_ms=duration), bool(end.get("serving"))
+        return SandboxResult(**parsed, duration_ms=duration), bool(end["serving"])
 
     def _send(self, frame: list[bytes], deadline: float) -> None:
         assert self.proc.stdin is not None

@@ -296,3 +296,43 @@ def test_a_server_that_ends_before_it_is_ready_makes_the_run_unavailable(
         "unavailable",
         "the sandbox could not be started (exit code 3): something broke",
     )
+
+
+PID_CODE = "import os\ndef check():\n    return os.getpid()\n"
+
+
+def test_a_run_that_writes_more_than_its_report_may_hold_ends_its_sandbox(no_hook: None) -> None:
+    # The code writes straight to its report's descriptor, past the cap the parent reads.
+    code = """
+import os
+def check():
+    for fd in range(3, 64):
+        try:
+            os.write(fd, b"x" * 200_000)
+        except OSError:
+            pass
+    return 1
+"""
+    sandbox.stop_sandbox_servers()
+    assert run_sandboxed(PID_CODE, "check", limits=FAST).value == FIRST_RUN_PID
+    limits = SandboxLimits(cpu_seconds=1, wall_seconds=30, memory_mb=256, max_output_bytes=1000)
+    flooded = run_sandboxed(code, "check", limits=limits)
+    cap = 7 * 1000 + 65536
+    assert (flooded.status, flooded.error) == (
+        "error",
+        f"ValueError: the sandbox wrote more than {cap} bytes of output",
+    )
+    assert run_sandboxed(PID_CODE, "check", limits=FAST).value == FIRST_RUN_PID  # a new sandbox
+
+
+def test_a_run_that_ends_without_a_report_ends_its_sandbox() -> None:
+    # It may have left part of its job unread, which the next child would take for its own.
+    sandbox.stop_sandbox_servers()
+    assert run_sandboxed(PID_CODE, "check", limits=FAST).value == FIRST_RUN_PID
+    ended = run_sandboxed("import os\ndef check():\n    os._exit(3)\n", "check", limits=FAST)
+    assert (ended.status, ended.error) == (
+        "error",
+        "RuntimeError: the sandbox process exited with code 3 without a result",
+    )
+    assert run_sandboxed(PID_CODE, "check", limits=FAST).value == FIRST_RUN_PID  # a new sandbox
+    assert run_sandboxed(PID_CODE, "check", limits=FAST).value > FIRST_RUN_PID  # which serves on
