@@ -50,7 +50,7 @@ from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.state.forks import Changes
 from coworkenv.state.jsontext import copy_json
-from coworkenv.task import Event, Limits, Task
+from coworkenv.task import Event, Limits, Task, Turn
 from coworkenv.verifiers import CheckResult, Evidence, Footprint, Verdict, judge_evidence, judge_turn
 
 from .policies import PolicyError
@@ -122,7 +122,12 @@ class TurnStart:
     there. `prefix_key` names what the state depends on (`turn_prefix_key`). The state is
     kept twice: as a snapshot, and as its changes since the seed, with which a resume brings
     a warm fork of the seed there instead of forking the snapshot (a new connection reads
-    its whole schema first)."""
+    its whole schema first).
+
+    With `steps` above 0 it is a start within the turn (`Episode.step_start`): the turn's
+    first `steps` reference-solution steps were played as written (`calls` tool calls),
+    nothing was asked or replied yet. Only a policy that plays the reference solution
+    reaches it, so only such a policy may go on from it (see `rollout.replay`)."""
 
     turn: int
     prefix_key: str
@@ -138,12 +143,35 @@ class TurnStart:
     truncated: bool
     next_call_id: int
     changes: Changes | None = None
+    steps: int = 0
+    calls: int = 0
 
 
-def turn_prefix_key(task: Task, turn: int) -> str:
+def turn_prefix_key(task: Task, turn: int, steps: int = 0) -> str:
     """A hash of everything the state at the start of `turn` depends on: the seed, the tool
     limits, every earlier turn (messages, events, solution, checks) and this turn's events
-    and user message. Two tasks with the same key reach the same state there."""
+    and user message. Two tasks with the same key reach the same state there. With `steps`,
+    the state after the turn's first `steps` reference-solution steps, played before any
+    question (`step_key`)."""
+    key = _turn_key(task, turn)
+    for played in range(1, steps + 1):
+        key = step_key(key, task.turns[turn], played)
+    return key
+
+
+def step_key(previous: str, turn: Turn, played: int) -> str:
+    """The prefix key after the turn's first `played` reference-solution steps, from the key
+    after the first `played - 1`: it adds step `played - 1` and whether the turn asks its
+    question before it (then that state is not reached without a question). A task whose
+    turn has fewer steps gets a key no state has."""
+    if played > len(turn.solution):
+        return hashlib.sha256(f"{previous}\0no step {played}".encode()).hexdigest()
+    asks_first = turn.clarification is not None and turn.clarification.after < played
+    step = json.dumps(turn.solution[played - 1].model_dump(mode="json"), sort_keys=True, default=str)
+    return hashlib.sha256(f"{previous}\0{step}\0{asks_first}".encode()).hexdigest()
+
+
+def _turn_key(task: Task, turn: int) -> str:
     current = task.turns[turn]
     opening = {"events": [e.model_dump(mode="json") for e in current.events], "user": current.user}
     digest = hashlib.sha256()
@@ -333,10 +361,25 @@ class Episode:
         session = self._active()
         if session.calls_this_turn or self._answers or session.messages[-1].get("role") != "user":
             raise EpisodeError("a turn start is taken before the turn's first call or reply")
+        return self._start(0)
+
+    def step_start(self, steps: int) -> TurnStart:
+        """How the episode stands now, within the turn in play, after its first `steps`
+        reference-solution steps were played as written and before any reply: a start from
+        which `aresume` lets a policy play the rest of a solution that shares those steps (the
+        oracle, playing validation's variants). That the turn's calls so far were those steps
+        is the caller's word: the start's key names them (`turn_prefix_key`)."""
+        session = self._active()
+        if steps < 1 or self._answers or session.messages[-1].get("role") != "tool":
+            raise EpisodeError("a step start is taken after a tool call of the turn, before any reply")
+        return self._start(steps)
+
+    def _start(self, steps: int) -> TurnStart:
+        session = self.session
         assert self._turn is not None
         return TurnStart(
             turn=self._turn,
-            prefix_key=turn_prefix_key(self.task, self._turn),
+            prefix_key=turn_prefix_key(self.task, self._turn, steps),
             workspace=self.workspace.snapshot(),
             messages=copy_json(session.messages),
             boundaries=list(self.boundaries),
@@ -349,18 +392,23 @@ class Episode:
             truncated=session.truncated,
             next_call_id=session.next_id,
             changes=self.cache.forks(self.task).changes_of(self.workspace),
+            steps=steps,
+            calls=session.calls_this_turn,
         )
 
     async def aresume(self, start: TurnStart) -> None:
         """Start the episode at `start` (taken from an episode of a task that is the same up
         to that turn: `turn_prefix_key` must match) instead of at turn 0: the earlier turns'
         transcript, audit, events and verdicts are theirs, the rest is played on this task.
-        Not with `faults`: their stream would not be where a full replay leaves it."""
+        A step start (`step_start`) goes on within its turn, for the policy that plays the
+        rest of the turn's solution. Not with `faults`: their stream would not be where a
+        full replay leaves it."""
         if self.faults is not None:
             raise EpisodeError("an episode with faults cannot resume from a turn start")
-        if turn_prefix_key(self.task, start.turn) != start.prefix_key:
+        if turn_prefix_key(self.task, start.turn, start.steps) != start.prefix_key:
+            where = f"step {start.steps} of turn {start.turn}" if start.steps else f"turn {start.turn}"
             raise EpisodeError(
-                f"the turn start was taken on a task that differs from this one before turn {start.turn}"
+                f"the turn start was taken on a task that differs from this one before {where}"
             )
         await anyio.lowlevel.checkpoint()
         self._started = time.perf_counter()
@@ -371,7 +419,7 @@ class Episode:
             start.truncated,
             start.next_call_id,
         )
-        session.limit = self.limits.max_tool_calls_per_turn
+        session.limit, session.calls_this_turn = self.limits.max_tool_calls_per_turn, start.calls
         self.timings.turns = list(start.turn_seconds)
         self.boundaries = list(start.boundaries)
         self.user_replies = list(start.user_replies)

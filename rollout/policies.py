@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -64,6 +65,9 @@ class OraclePolicy:
     def __init__(self) -> None:
         self._progress: weakref.WeakKeyDictionary[AgentSession, _Progress] = weakref.WeakKeyDictionary()
         self._last: _Progress | None = None
+        #: Called as `on_step(turn_index, steps)` after each step of the turn's solution played
+        #: before its question (if any): validation keeps the episode as it stands there.
+        self.on_step: Callable[[int, int], None] | None = None
 
     @property
     def results(self) -> dict[str, Any]:
@@ -93,6 +97,8 @@ class OraclePolicy:
             await self.play_step(
                 session, task, turn.solution[j], f"turns[{turn_index}].solution[{j}]", progress
             )
+            if self.on_step is not None and not progress.asked:
+                self.on_step(turn_index, progress.done)
         if clarification is not None and not progress.asked:
             progress.asked = True
             if await self.asks(session, task, turn_index, progress):

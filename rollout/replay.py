@@ -6,6 +6,10 @@ start of turn 4 in exactly the state the reference did: the same seed, the same 
 turns, the same events (see `turn_prefix_key`). So the reference run keeps a `TurnStart`
 at every turn, with the results its steps had produced so far (what later `$ref`s read),
 and each variant resumes at the latest one it shares instead of replaying the turns before.
+Within a turn too: most variants keep the first steps of the turn they change (a dropped
+or altered step keeps the ones before it, a collateral action comes after all of them), so
+the reference keeps a start after each step of a turn's solution played before its question
+(`Episode.step_start`), and a variant sharing those steps goes on from there.
 A resumed variant's record equals the one a full replay gives, timings aside.
 """
 
@@ -19,7 +23,7 @@ from coworkenv.state.jsontext import copy_json
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint
 
-from .episode import Episode, TurnStart, turn_prefix_key
+from .episode import Episode, TurnStart, step_key, turn_prefix_key
 from .policies import OraclePolicy
 from .record import EpisodeRecord
 from .runner import play_turns
@@ -50,6 +54,11 @@ async def play_reference(
         results = copy_json(policy.progress(ep.session, turn).results)
         starts.append(ReferenceStart(ep.turn_start(), results))
 
+    def keep_step(turn: int, steps: int) -> None:
+        results = copy_json(policy.progress(episode.session, turn).results)
+        starts.append(ReferenceStart(episode.step_start(steps), results))
+
+    policy.on_step = keep_step
     await episode.areset()
     await play_turns(episode, policy, 0, on_turn_start=keep)
     record = await episode.arecord()
@@ -59,13 +68,22 @@ async def play_reference(
 
 
 def latest_shared(task: Task, starts: list[ReferenceStart]) -> ReferenceStart | None:
-    """The latest turn start after the first that `task` reaches in the same state, if any."""
+    """The latest start past the seed (a turn start after the first, or a step start) that
+    `task` reaches in the same state, if any."""
     shared = None
+    key, keyed_turn, keyed_steps = "", -1, 0
     for start in starts:
-        turn = start.episode.turn
-        if turn >= len(task.turns) or turn_prefix_key(task, turn) != start.episode.prefix_key:
+        turn, steps = start.episode.turn, start.episode.steps
+        if turn >= len(task.turns):
             break
-        if turn > 0:
+        if turn != keyed_turn:
+            key, keyed_turn, keyed_steps = turn_prefix_key(task, turn), turn, 0
+        while keyed_steps < steps:  # the variant's key after as many steps, one step at a time
+            keyed_steps += 1
+            key = step_key(key, task.turns[turn], keyed_steps)
+        if key != start.episode.prefix_key:
+            break
+        if turn > 0 or steps > 0:
             shared = start
     return shared
 
@@ -94,7 +112,9 @@ async def play_variant(
     else:
         turn = start.episode.turn
         await episode.aresume(start.episode)
-        policy.progress(episode.session, turn).results.update(copy_json(start.results))
+        progress = policy.progress(episode.session, turn)
+        progress.results.update(copy_json(start.results))
+        progress.done = start.episode.steps
     await play_turns(episode, policy, turn, stop_after=_has_failed if until_failed else None)
     record = await episode.arecord(hashed=hashed)
     episode.close()

@@ -1,5 +1,5 @@
-"""Variants of the reference solution resume at the latest turn start they share with it,
-and their records equal those of a full replay."""
+"""Variants of the reference solution resume at the latest start (of a turn, or after a step
+of a turn's solution) they share with it, and their records equal those of a full replay."""
 
 from typing import Any
 
@@ -29,22 +29,44 @@ def comparable(record: EpisodeRecord) -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize("family", ["tickets", "support_day", "meeting_day"])
+@pytest.mark.parametrize(
+    "family",
+    [
+        "tickets",
+        "support_day",
+        "meeting_day",
+        "mail_answer_figure",
+        "leak_external_request",
+        "tickets_route_by_rule",
+        "reschedule_conflict",
+        "edit_policy_document",
+    ],
+)
 async def test_every_resumed_variant_records_what_a_full_replay_records(family: str) -> None:
     task = ticket_task() if family == "tickets" else build_task(family, 2)
     cache = SeedCache()
     footprint = await reference_footprint(task, cache)
     reference, starts = await play_reference(task, cache, footprint)
-    assert [s.episode.turn for s in starts] == list(range(len(task.turns)))
+    # A start at every turn, and after each step a turn's solution plays before its question.
+    expected = []
+    for i, turn in enumerate(task.turns):
+        before_question = len(turn.solution) if turn.clarification is None else turn.clarification.after
+        expected += [(i, steps) for steps in range(before_question + 1)]
+    assert [(s.episode.turn, s.episode.steps) for s in starts] == expected
     full = await run_episode(task, OraclePolicy(), cache=cache, footprint=footprint)
     assert comparable(reference) == comparable(full)
     seed = cache.fork(task)
     variants = mutants(task, seed, footprint) + acceptance_variants(task, seed, footprint)
-    resumed = [v for v in variants if latest_shared(v.task, starts) is not None]
-    assert len(resumed) >= 3
-    for variant in resumed:
+    resumed = [(v, latest_shared(v.task, starts)) for v in variants]
+    within = [v for v, start in resumed if start is not None and start.episode.steps]
+    assert len(within) >= 3
+    for variant, start in resumed:
+        if start is None:
+            continue
         replayed = await run_episode(variant.task, OraclePolicy(), cache=cache, footprint=footprint)
         assert comparable(await play_variant(variant.task, starts, cache, footprint)) == comparable(replayed)
+        stopped = await play_variant(variant.task, starts, cache, footprint, until_failed=True)
+        assert stopped.success == replayed.success
 
 
 async def test_a_variant_resumes_at_the_turn_it_changes_and_one_changing_turn_0_starts_over() -> None:
@@ -53,9 +75,25 @@ async def test_a_variant_resumes_at_the_turn_it_changes_and_one_changing_turn_0_
     _, starts = await play_reference(task, cache, await reference_footprint(task, cache))
     later = replace_step(task, 3, 0)  # drops turn 3's first step
     start = latest_shared(later, starts)
-    assert start is not None and start.episode.turn == 3
+    assert start is not None and (start.episode.turn, start.episode.steps) == (3, 0)
+    assert len(task.turns[0].solution) >= 2
+    second = latest_shared(replace_step(task, 0, 1), starts)  # drops turn 0's second step
+    assert second is not None and (second.episode.turn, second.episode.steps) == (0, 1)
     assert latest_shared(replace_step(task, 0, 0), starts) is None
     assert latest_shared(task, starts) is starts[-1]
+
+
+async def test_a_variant_whose_turn_asks_before_a_shared_step_does_not_go_on_from_after_it() -> None:
+    task = build_task("support_day", 0)
+    cache = SeedCache()
+    _, starts = await play_reference(task, cache, await reference_footprint(task, cache))
+    clarification = task.turns[3].clarification
+    assert clarification is not None and clarification.after == 1
+    turns = list(task.turns)
+    turns[3] = turns[3].model_copy(update={"clarification": clarification.model_copy(update={"after": 0})})
+    asks_first = task.model_copy(update={"turns": turns})
+    start = latest_shared(asks_first, starts)
+    assert start is not None and (start.episode.turn, start.episode.steps) == (3, 0)
 
 
 async def test_a_turn_start_is_refused_on_another_task_with_faults_and_after_a_call() -> None:
@@ -63,17 +101,29 @@ async def test_a_turn_start_is_refused_on_another_task_with_faults_and_after_a_c
     cache = SeedCache()
     _, starts = await play_reference(task, cache, await reference_footprint(task, cache))
     other = replace_step(task, 0, 0)
+    assert (starts[1].episode.turn, starts[1].episode.steps) == (0, 1)
+    with pytest.raises(
+        EpisodeError,
+        match="the turn start was taken on a task that differs from this one before step 1 of turn 0",
+    ):
+        await Episode(other, cache=cache).aresume(starts[1].episode)
+    turn_1 = next(s for s in starts if s.episode.turn == 1)
     with pytest.raises(
         EpisodeError, match="the turn start was taken on a task that differs from this one before turn 1"
     ):
-        await Episode(other, cache=cache).aresume(starts[1].episode)
+        await Episode(other, cache=cache).aresume(turn_1.episode)
     with pytest.raises(EpisodeError, match="an episode with faults cannot resume from a turn start"):
-        await Episode(task, cache=cache, faults=FaultPlan(seed=1)).aresume(starts[1].episode)
+        await Episode(task, cache=cache, faults=FaultPlan(seed=1)).aresume(turn_1.episode)
     ep = Episode(task, cache=cache)
     await ep.areset()
+    with pytest.raises(
+        EpisodeError, match="a step start is taken after a tool call of the turn, before any reply"
+    ):
+        ep.step_start(1)
     await ep.acall("tickets_get_ticket", {"ticket_id": 1})
     with pytest.raises(EpisodeError, match="a turn start is taken before the turn's first call or reply"):
         ep.turn_start()
+    assert ep.step_start(1).calls == 1
 
 
 def at_turn_1(task: Task, cache: SeedCache) -> tuple[Episode, TurnStart]:
