@@ -127,8 +127,8 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
     Each row goes back the way it came: a row the run added is deleted, a changed one is
     updated back, a removed one is inserted again, referenced tables before the tables that
     refer to them (the order a seed is written in). So the services' own triggers (search
-    indexes, which follow the rows) end as they were too. Foreign keys are off meanwhile,
-    so no cascade reaches an untouched row. A value that moved between rows under a unique
+    indexes, which follow the rows) end as they were too. No cascade reaches an untouched
+    row (see `put_rows`). A value that moved between rows under a unique
     constraint can make this fail: it raises `sqlite3.IntegrityError` and changes nothing.
     Tables outside the log (meta, audit) are the caller's to restore."""
     rows = _logged(conn)
@@ -164,57 +164,81 @@ def put_rows(
 ) -> None:
     """Make each row named in `targets` (table, rowid) hold the values given (declaration
     order) or, for None, be absent, and make the change log `log` (rows of table, rowid and
-    base literals). Rows to be absent are deleted, then the others are updated in place or
-    inserted with their rowid, referenced tables before the tables that refer to them, so the
-    services' own triggers (search indexes, which follow the rows) end as the rows are.
-    Foreign keys are off meanwhile, so no cascade reaches another row. One transaction: on
-    an error (a unique value that moved between rows) nothing is changed and it raises."""
+    base literals). Rows to be absent are deleted, tables that refer to others first; then
+    the others are updated in place (only the columns that differ: a row's search index
+    entry is rewritten only when a column it indexes changes) or inserted with their rowid,
+    referenced tables first, so the services' own triggers (search indexes, which follow
+    the rows) end as the rows are. One transaction: on an error (a unique value that moved
+    between rows) nothing is changed and it raises.
+
+    Foreign keys stay on where the rows can be put so. The state put is one they allowed,
+    so a cascade can only reach a row named in `targets`, which is then put as given. Where
+    they cannot (a row goes while another row still refers to it, to be changed after it),
+    the change is made again with them off. Changing that setting is kept for then: it
+    makes SQLite compile every statement of the connection again on its next use, which the
+    episode played next on a reverted fork paid on each of its statements."""
     order = dependency_order(conn, list(targets))
-    conn.execute("PRAGMA foreign_keys = OFF")
     try:
-        conn.execute("SAVEPOINT ws_put_rows")
+        _put(conn, targets, order, log)
+    except sqlite3.IntegrityError:
+        if conn.in_transaction:  # the setting cannot change within a transaction
+            raise
+        conn.execute("PRAGMA foreign_keys = OFF")
         try:
-            # Rows to be absent go parents first: a child's trigger then finds no search
-            # entry of its parent left to update.
-            for table in order:
-                gone = [(rid,) for rid, values in targets[table].items() if values is None]
-                conn.executemany(f'DELETE FROM "{table}" WHERE rowid = ?', gone)
-            for table in order:
-                cols = columns(conn, table)
+            _put(conn, targets, order, log)
+        finally:
+            conn.execute("PRAGMA foreign_keys = ON")
+
+
+def _put(
+    conn: sqlite3.Connection,
+    targets: dict[str, dict[int, tuple[Any, ...] | None]],
+    order: list[str],
+    log: list[tuple[str, int, str | None]],
+) -> None:
+    conn.execute("SAVEPOINT ws_put_rows")
+    try:
+        # Rows to be absent go children first, so no row refers to one as it goes; within a
+        # table in one statement per few hundred, newest first (foreign keys are checked at
+        # the end of a statement, and a row mostly refers to older ones: a reply to its mail).
+        for table in reversed(order):
+            gone = sorted((rid for rid, values in targets[table].items() if values is None), reverse=True)
+            for start in range(0, len(gone), 500):
+                chunk = gone[start : start + 500]
+                conn.execute(f'DELETE FROM "{table}" WHERE rowid IN ({", ".join("?" * len(chunk))})', chunk)
+        for table in order:
+            wanted = {rid: values for rid, values in targets[table].items() if values is not None}
+            if not wanted:
+                continue
+            cols = columns(conn, table)
+            present = current_rows(conn, table, wanted, cols)
+            changed: dict[tuple[int, ...], list[tuple[Any, ...]]] = {}
+            for rid, values in wanted.items():
+                now = present.get(rid)
+                if now is not None:
+                    at = tuple(i for i, (a, b) in enumerate(zip(now, values, strict=True)) if not _same(a, b))
+                    if at:
+                        changed.setdefault(at, []).append((*(values[i] for i in at), rid))
+            for at, rows in changed.items():
+                sets = ", ".join(f'"{cols[i]}" = ?' for i in at)
+                conn.executemany(f'UPDATE "{table}" SET {sets} WHERE rowid = ?', rows)
+            missing = [(rid, *values) for rid, values in wanted.items() if rid not in present]
+            if missing:
                 names = ", ".join(f'"{c}"' for c in cols)
                 marks = ", ".join("?" * len(cols))
-                wanted = {rid: values for rid, values in targets[table].items() if values is not None}
-                present = existing_rowids(conn, table, wanted)
-                conn.executemany(
-                    f'UPDATE "{table}" SET ({names}) = ({marks}) WHERE rowid = ?',
-                    [(*values, rid) for rid, values in wanted.items() if rid in present],
-                )
-                conn.executemany(
-                    f'INSERT INTO "{table}" (rowid, {names}) VALUES (?, {marks})',
-                    [(rid, *values) for rid, values in wanted.items() if rid not in present],
-                )
-            conn.execute(f"DELETE FROM {CHANGES_TABLE}")
-            conn.executemany(f"INSERT INTO {CHANGES_TABLE} (tbl, rid, base) VALUES (?, ?, ?)", log)
-        except BaseException:
-            conn.execute("ROLLBACK TO ws_put_rows")
-            conn.execute("RELEASE ws_put_rows")
-            raise
+                conn.executemany(f'INSERT INTO "{table}" (rowid, {names}) VALUES (?, {marks})', missing)
+        conn.execute(f"DELETE FROM {CHANGES_TABLE}")
+        conn.executemany(f"INSERT INTO {CHANGES_TABLE} (tbl, rid, base) VALUES (?, ?, ?)", log)
+    except BaseException:
+        conn.execute("ROLLBACK TO ws_put_rows")
         conn.execute("RELEASE ws_put_rows")
-    finally:
-        conn.execute("PRAGMA foreign_keys = ON")
+        raise
+    conn.execute("RELEASE ws_put_rows")
 
 
-def existing_rowids(conn: sqlite3.Connection, table: str, rowids: Iterable[int]) -> set[int]:
-    """Which of `rowids` a table holds now."""
-    ids = list(rowids)
-    out: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        out.update(
-            rid for (rid,) in conn.execute(f'SELECT rowid FROM "{table}" WHERE rowid IN ({marks})', chunk)
-        )
-    return out
+def _same(a: Any, b: Any) -> bool:
+    """Whether two column values are the same value of the same type (1 and 1.0 are not)."""
+    return type(a) is type(b) and a == b
 
 
 def current_rows(

@@ -318,3 +318,79 @@ def test_take_at_needs_a_waiting_fork_and_the_same_base() -> None:
     ws.conn.execute("BEGIN")
     assert pool.changes_of(ws) is None  # mid-transaction: no state to take
     ws.conn.execute("ROLLBACK")
+
+
+def traced_revert(ws: Workspace) -> list[str]:
+    """The statements a revert runs (a trigger's run shows as the statement that fired it)."""
+    statements: list[str] = []
+    ws.conn.set_trace_callback(statements.append)
+    try:
+        revert_to_base(ws.conn)
+    finally:
+        ws.conn.set_trace_callback(None)
+    return [s for s in statements if not s.startswith("--")]
+
+
+def test_a_revert_keeps_foreign_keys_on_unless_a_row_goes_while_another_still_refers_to_it() -> None:
+    # Changing the setting makes SQLite compile every statement of the connection again,
+    # so it is changed only when the rows cannot be put back with it on.
+    expected = everything(base().fork().conn)
+    sent = base().fork()
+    sent.conn.execute(MAIL_WRITES[2].format(n=1))  # a new message, with a recipient
+    sent.conn.execute(MAIL_WRITES[3].format(n=1))
+    sent.conn.execute(MAIL_WRITES[1].format(n=2))  # a message gone, its recipients with it
+    new = sent.conn.execute("SELECT max(id) FROM mail_messages").fetchone()[0]
+    sent.conn.execute(  # a reply to the new message: both go, the reply first
+        "INSERT INTO mail_messages (owner, thread_id, folder, from_addr, subject, body, sent_at, in_reply_to)"
+        " SELECT owner, thread_id, 'sent', from_addr, 'Re: new', 'ok', sent_at, id FROM mail_messages WHERE id = ?",
+        (new,),
+    )
+    ticket = sent.conn.execute(  # a new ticket and a comment on it: the comment goes first
+        "INSERT INTO tickets_tickets (title, status, priority, queue, requester, created_at, updated_at)"
+        " SELECT 'new', 'open', priority, queue, requester, created_at, updated_at FROM tickets_tickets WHERE id = 1"
+    ).lastrowid
+    sent.conn.execute(WRITES[9].format(n=ticket))
+    statements = traced_revert(sent)
+    assert not [s for s in statements if s.startswith("PRAGMA foreign_keys")]
+    assert everything(sent.conn) == expected
+    moved = base().fork()
+    moved.conn.execute("INSERT INTO tickets_queues (name, description) VALUES ('Escalations', '')")
+    moved.conn.execute("UPDATE tickets_tickets SET queue = 'Escalations' WHERE id = 1")
+    # The new queue goes first (parents first) while ticket 1 still refers to it.
+    statements = traced_revert(moved)
+    assert [s for s in statements if s.startswith("PRAGMA foreign_keys")] == [
+        "PRAGMA foreign_keys = OFF",
+        "PRAGMA foreign_keys = ON",
+    ]
+    assert everything(moved.conn) == expected
+    assert moved.conn.execute("PRAGMA foreign_keys").fetchone() == (1,)
+
+
+def test_a_revert_writes_only_the_columns_that_differ_and_no_row_that_does_not() -> None:
+    ws = base().fork()
+    ws.conn.execute("UPDATE mail_messages SET is_read = 1 - is_read WHERE id = 1")
+    ws.conn.execute("UPDATE mail_messages SET folder = folder WHERE id = 2")  # touched, not changed
+    statements = traced_revert(ws)
+    updates = {s for s in statements if s.startswith("UPDATE")}  # (a trigger repeats its statement)
+    assert updates == {f'UPDATE "mail_messages" SET "is_read" = {ws_read(1)} WHERE rowid = 1'}
+    assert everything(ws.conn) == everything(base().fork().conn)
+
+
+def ws_read(message_id: int) -> int:
+    """Whether message `message_id` of the base is read."""
+    row = (
+        base().fork().conn.execute("SELECT is_read FROM mail_messages WHERE id = ?", (message_id,)).fetchone()
+    )
+    return int(row[0])
+
+
+def test_a_value_of_another_type_counts_as_changed() -> None:
+    schema = ServiceSchema(name="x", sql="CREATE TABLE x_values (id INTEGER PRIMARY KEY, v);")
+    ws = Workspace.create([schema], clock_start=datetime(2026, 3, 2, tzinfo=UTC))
+    ws.conn.execute("INSERT INTO x_values VALUES (1, 1)")
+    ws.mark_base()
+    fork = ForkPool(ws.snapshot()).take()
+    fork.conn.execute("UPDATE x_values SET v = 1.0 WHERE id = 1")
+    assert fork.conn.execute("SELECT typeof(v) FROM x_values").fetchone() == ("real",)
+    revert_to_base(fork.conn)
+    assert fork.conn.execute("SELECT typeof(v), v FROM x_values").fetchone() == ("integer", 1)
