@@ -40,6 +40,16 @@ class _Model(FrozenModel):
     pass
 
 
+def _compact(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the text the task's hashes are taken of."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _joined(parts: dict[str, str]) -> str:
+    """`_compact` of a dict, from the `_compact` text of each of its values."""
+    return "{" + ",".join(f"{json.dumps(key)}:{parts[key]}" for key in sorted(parts)) + "}"
+
+
 class WorldCall(_Model):
     """One world operation: `servers.<service>.world` operation `operation` with `params`."""
 
@@ -116,6 +126,12 @@ class Seed(_Model):
     rows: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     operations: list[WorldCall] = Field(default_factory=list)
 
+    @cached_property
+    def compact_json(self) -> str:
+        """The seed as compact JSON with sorted keys, as the task's hashes read it, written
+        once per seed: the variants of a task that validation plays share their seed."""
+        return _compact(self.model_dump(mode="json"))
+
 
 class Event(WorldCall):
     """A change the agent did not make, applied before a turn. `announced` events are
@@ -189,6 +205,18 @@ class Turn(_Model):
         """The turn as JSON with sorted keys, written once per turn: the variants of a task
         that validation plays share their unchanged turns (see `rollout.turn_prefix_key`)."""
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, default=str)
+
+    @cached_property
+    def hashed_json(self) -> str:
+        """The turn as the task's content hash reads it: compact JSON with sorted keys,
+        without `clarification` and `changed_mind` when unset (turns without the newer
+        fields hash as they did before them). Written once per turn, like `canonical_json`."""
+        data = self.model_dump(mode="json")
+        if data.get("clarification") is None:
+            data.pop("clarification", None)
+        if not data.get("changed_mind"):
+            data.pop("changed_mind", None)
+        return _compact(data)
 
 
 class AgentContext(_Model):
@@ -275,28 +303,36 @@ class Task(_Model):
 
     @cached_property
     def content_hash(self) -> str:
-        """SHA-256 of the canonical JSON (sorted keys), provenance excluded."""
-        data = self.model_dump(mode="json", exclude={"provenance"})
-        for turn in data["turns"]:  # turns without the newer fields hash as they did before them
-            if turn.get("clarification") is None:
-                turn.pop("clarification", None)
-            if not turn.get("changed_mind"):
-                turn.pop("changed_mind", None)
-        return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        """SHA-256 of the canonical JSON (compact, sorted keys), provenance excluded; each
+        turn as `Turn.hashed_json` writes it. The text is put together from the turns' and
+        the seed's own JSON, which the variants validation plays share (the same text as
+        dumping the whole task)."""
+        parts = {
+            key: _compact(value)
+            for key, value in self.model_dump(mode="json", exclude={"provenance", "turns", "seed"}).items()
+        }
+        parts["turns"] = "[" + ",".join(turn.hashed_json for turn in self.turns) + "]"
+        parts["seed"] = self.seed.compact_json
+        text = _joined(parts)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     @cached_property
     def seed_hash(self) -> str:
         """SHA-256 of what the seeded workspace is built from (services, seed, start time,
         user and id): tasks that differ only in turns or checks, like the variants
         validation plays, share one seeded state."""
-        data = {
-            "id": self.id,
-            "services": list(self.services),
-            "clock_start": self.clock_start.isoformat(),
-            "user_email": self.user_email,
-            "seed": self.seed.model_dump(mode="json"),
+        parts = {
+            key: _compact(value)
+            for key, value in {
+                "id": self.id,
+                "services": list(self.services),
+                "clock_start": self.clock_start.isoformat(),
+                "user_email": self.user_email,
+            }.items()
         }
-        return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        parts["seed"] = self.seed.compact_json
+        text = _joined(parts)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     @property
     def is_multi_turn(self) -> bool:
