@@ -465,6 +465,7 @@ class Episode:
         self.event_errors = []
         self.turn_results = []
         self._judging = 0.0
+        self._judged: tuple[tuple[int, int], Evidence] | None = None
         self._verdict = None
         self._verdict_done = False
         return tools
@@ -567,11 +568,19 @@ class Episode:
         task, ws, initial = self.task, self.workspace, self._initial
         assert initial is not None
         audit = ws.audit.entries()
+        # The turns not played and the episode are judged on one state, often the one the
+        # last turn was judged on: what was read of it is read once.
+        last = self._judged
+        if last is not None and last[0] == _state_key(ws):
+            self._evidence = last[1].with_audit(audit)
+        else:
+            self._evidence = Evidence(initial, ws, audit, task.user_email)
         for i in range(len(self.turn_results), len(task.turns)):
             self.turn_results.append(
-                await judge_turn(task.turns[i].checks, initial, ws, audit, task.user_email, i)
+                await judge_turn(
+                    task.turns[i].checks, initial, ws, audit, task.user_email, i, evidence=self._evidence
+                )
             )
-        self._evidence = Evidence(initial, ws, audit, task.user_email)
         self._verdict = await judge_evidence(
             task.checks,
             task.safety,
@@ -714,12 +723,25 @@ class Episode:
         i, ws, task = self._turn, self.workspace, self.task
         assert i is not None and self._initial is not None
         judged = time.perf_counter()
+        key = _state_key(ws)
+        evidence = Evidence(self._initial, ws, ws.audit.entries(since=self._seq), task.user_email)
         results = await judge_turn(
-            task.turns[i].checks, self._initial, ws, ws.audit.entries(since=self._seq), task.user_email, i
+            task.turns[i].checks, self._initial, ws, evidence.audit, task.user_email, i, evidence=evidence
         )
+        self._judged = None if key is None or key != _state_key(ws) else (key, evidence)
         self.turn_results.append(results)
         self._judging += time.perf_counter() - judged
         self.timings.turns.append(time.perf_counter() - self._turn_started)
+
+
+def _state_key(ws: Workspace) -> tuple[int, int] | None:
+    """What tells the workspace's state apart from a later one: the rows its connection has
+    written (SQLite's count, triggers included) and its schema's version. None within a
+    transaction, which may still be rolled back (a rollback does not change the count)."""
+    if ws.conn.in_transaction:
+        return None
+    (version,) = ws.conn.execute("PRAGMA schema_version").fetchone()
+    return ws.conn.total_changes, int(version)
 
 
 async def _reference_footprint(task: Task, cache: SeedCache) -> Footprint:

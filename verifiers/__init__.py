@@ -44,10 +44,16 @@ async def judge_turn(
     audit: list[AuditEntry],
     user_email: str,
     turn: int,
+    *,
+    evidence: Evidence | None = None,
 ) -> list[CheckResult]:
-    """A turn's checks on the state at the end of that turn, with that turn's calls."""
+    """A turn's checks on the state at the end of that turn, with that turn's calls. Give
+    `evidence` when you hold one of these states and calls (`Evidence.with_audit`): what it
+    read of the states is not read again."""
+    if evidence is None:
+        evidence = Evidence(initial, current, audit, user_email)
     with schema_fixed(initial.conn, current.conn):  # judging runs no DDL
-        return await evaluate_checks(checks, Evidence(initial, current, audit, user_email), turn=turn)
+        return await evaluate_checks(checks, evidence, turn=turn)
 
 
 async def judge_episode(

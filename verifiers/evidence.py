@@ -28,6 +28,17 @@ class Evidence:
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._columns: dict[str, set[str]] = {}
 
+    def with_audit(self, audit: list[AuditEntry]) -> Evidence:
+        """The same states with other calls (another span of the episode, judged on the same
+        state): what this one read of the states is shared (the diff, the rows and columns
+        read), so it is not read again. Only while neither state changes."""
+        other = Evidence(self.initial, self.final, audit, self.user_email)
+        other._rows, other._columns = self._rows, self._columns
+        for name in ("diff", "tables", "user_zone"):
+            if name in self.__dict__:
+                other.__dict__[name] = self.__dict__[name]
+        return other
+
     @cached_property
     def calls(self) -> list[AuditEntry]:
         """Every call by the acting policy (not world events), errors included, in order."""

@@ -256,3 +256,32 @@ async def test_in_process_calls_yield_to_other_episodes_and_let_cancellation_in(
         await client.call_tool("tickets_get_ticket", {"ticket_id": 1})
     assert scope.cancelled_caught
     assert len(ep.workspace.audit.entries()) == before  # the cancelled call did not run
+
+
+@pytest.mark.parametrize("how", ["written", "written and rolled back", "table added"])
+def test_the_verdict_sees_a_change_made_after_the_last_turn_was_judged(how: str) -> None:
+    # The verdict reuses what judging the last turn read of the state only while that state
+    # stands: a write since (kept or rolled back) or a schema change makes it read again.
+    task = ticket_task()
+    turns = [t.model_dump(mode="json") for t in task.turns]
+    # The last turn reads the comments too, as the verdict's guard does.
+    turns[1]["checks"].append({"id": "commented", "type": "count", "table": "tickets_comments", "value": 1})
+    ep = Episode(ticket_task(turns=turns))
+    ep.reset()
+    play_reference_by_hand(ep)  # the last turn judged, on a state with the customer's comment
+    conn = ep.workspace.conn
+    if how == "written":
+        conn.execute("DELETE FROM tickets_comments")
+    elif how == "written and rolled back":
+        conn.execute("SAVEPOINT probe")
+        conn.execute("DELETE FROM tickets_comments")
+        conn.execute("ROLLBACK TO probe")
+        conn.execute("RELEASE probe")
+    else:
+        conn.execute("CREATE TABLE tickets_notes (id INTEGER PRIMARY KEY, body TEXT)")
+    verdict = ep.verdict()
+    assert verdict is not None
+    assert {c.id: c.passed for c in verdict.checks}["comment-kept"] is (how != "written")
+    assert verdict.success is (how != "written")
+    comments = ep.record().diff_summary.get("tickets_comments")
+    assert comments == (None if how == "written" else {"added": 1, "removed": 0, "changed": 0})
