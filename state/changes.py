@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .tables import columns, content_tables, dependency_order, schema_fixed
+from .tables import columns, content_tables, dependency_order, replaced_when_changed, schema_fixed
 
 CHANGES_TABLE = "workspace_changes"
 BASE_TABLE = "workspace_base"
@@ -219,6 +219,17 @@ def _put(
                     at = tuple(i for i, (a, b) in enumerate(zip(now, values, strict=True)) if not _same(a, b))
                     if at:
                         changed.setdefault(at, []).append((*(values[i] for i in at), rid))
+            if changed and replaced_when_changed(conn, table):
+                # Its triggers follow inserts and deletes only: a changed row goes and comes back.
+                again = sorted(row[-1] for rows in changed.values() for row in rows)
+                for start in range(0, len(again), 500):
+                    chunk = again[start : start + 500]
+                    conn.execute(
+                        f'DELETE FROM "{table}" WHERE rowid IN ({", ".join("?" * len(chunk))})', chunk
+                    )
+                    for rid in chunk:
+                        del present[rid]
+                changed = {}
             for at, rows in changed.items():
                 sets = ", ".join(f'"{cols[i]}" = ?' for i in at)
                 conn.executemany(f'UPDATE "{table}" SET {sets} WHERE rowid = ?', rows)

@@ -14,7 +14,12 @@ A later state of a fork can be had warm too: `changes_of(ws)` takes it as its ch
 the snapshot (the change log, the rows it names as they are, meta, the audit log's later
 entries, sequences) and `take_at(changes)` brings a waiting connection there, at a cost that
 follows the change. Validation resumes its variants at the reference run's turn starts so,
-where forking a snapshot of the turn start would read the whole schema again.
+where forking a snapshot of the turn start would read the whole schema again. A fork taken
+at a state goes back to that state when given back (it waits there for the next
+`take_at` of it, which then costs nothing), and a waiting connection is moved from the
+state it waits at to the one asked for: each move writes only the rows in which the two
+states differ. Dozens of variants resume at each start, so most rows the reference wrote
+before it are written once, not twice per variant (there and back).
 
 The verifier reads each episode's starting state and never writes it, so every episode of
 a snapshot reads the same one: `read_only()`, a fork opened with `PRAGMA query_only` (a
@@ -29,13 +34,14 @@ whose schema, base or transaction state moved is not kept.
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from .audit import AUDIT_TABLE
-from .changes import CHANGES_TABLE, current_rows, lineage, put_rows, revert_to_base
+from .changes import CHANGES_TABLE, current_rows, lineage, put_rows, touched
 from .tables import META_TABLE, WorkspaceConnection, schema_fixed
 from .workspace import Snapshot, Workspace
 
@@ -58,7 +64,7 @@ class _Base:
     sequences: tuple[tuple[str, int], ...] | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Changes:
     """A state of a fork of a pool's snapshot, as what it changed there: the change log,
     the rows it names as they are now (None: absent), and the rows outside the log (meta,
@@ -82,6 +88,11 @@ class ForkPool:
         self.keep = keep
         # (when it was given back, the connection), oldest first; take() uses the newest.
         self._idle: deque[tuple[float, WorkspaceConnection]] = deque()
+        # Connections given back at a state they were taken at (`take_at`), by the state's id,
+        # and the state each connection handed out by take_at was taken at, by its id.
+        self._parked: dict[int, tuple[Changes, deque[tuple[float, WorkspaceConnection]]]] = {}
+        self._taken_at: dict[int, Changes] = {}
+        self._lock = threading.Lock()
         self._base: _Base | None = None
         self._poolable: bool | None = None
         self._read_only: Workspace | None = None
@@ -101,12 +112,17 @@ class ForkPool:
         return ws
 
     def take(self) -> Workspace:
-        """A workspace holding the snapshot's state: a kept connection when there is one,
-        else a new fork."""
+        """A workspace holding the snapshot's state: a kept connection when there is one
+        (moved back from the state it waited at, if it waited at one), else a new fork."""
         try:
             return Workspace(self._idle.pop()[1], self.snapshot.services)
         except IndexError:  # none kept (deque operations are atomic: threads may share a pool)
             pass
+        conn = self._unpark(None)
+        if conn is not None:
+            if self._move(conn, None):
+                return Workspace(conn, self.snapshot.services)
+            conn.close()
         ws = self.snapshot.fork()
         if self._poolable is None:
             self._poolable = _at_base(ws.conn)
@@ -143,44 +159,56 @@ class ForkPool:
     def take_at(self, changes: Changes) -> Workspace | None:
         """A warm fork brought to the state `changes` were taken of (`changes_of` on a fork
         of this pool's snapshot): the same rows, change log, meta, audit log and sequences.
-        None when it cannot be (no warm fork is waiting, the changes are of another base, or
-        applying them fails): fork a snapshot of that state instead."""
+        One given back after a `take_at` of the same changes waits there and costs nothing;
+        another waiting connection is moved there from its state, writing the rows the two
+        differ in. None when it cannot be (no connection is waiting, the changes are of
+        another base, or applying them fails): fork a snapshot of that state instead."""
         base = self._base
-        if base is None or not self._idle or changes.base != base:
+        if base is None or changes.base != base:
             return None
-        ws = self.take()
-        conn = ws.conn
-        try:
-            with schema_fixed(conn):
-                put_rows(conn, changes.rows, log=changes.log)
-            _put_outside_log(conn, changes.meta, changes.sequences)
-            if changes.audit:
-                marks = ", ".join("?" * len(changes.audit[0]))
-                conn.executemany(f"INSERT INTO {AUDIT_TABLE} VALUES ({marks})", changes.audit)
-        except sqlite3.Error:
-            self.give_back(ws)
-            return None
-        return ws
+        conn = self._unpark(changes)
+        if conn is None:
+            try:
+                conn = self._idle.pop()[1]
+            except IndexError:
+                conn = self._unpark(None)
+            if conn is None:
+                return None
+            if not self._move(conn, changes):
+                conn.close()
+                return None
+        with self._lock:
+            self._taken_at[id(conn)] = changes
+        return Workspace(conn, self.snapshot.services)
 
     def give_back(self, ws: Workspace) -> bool:
         """End `ws` (a workspace of this snapshot) and keep its connection for a later
-        `take()`, put back to the snapshot's state. True when kept; when not (the pool is
-        full, the snapshot cannot be pooled, or `ws` moved its schema or its base, is a
-        file or is mid-transaction) it is closed."""
+        `take()` or `take_at()`: put back to the state it was taken at by `take_at`, else
+        to the snapshot's. True when kept; when not (the pool is full, the snapshot cannot
+        be pooled, or `ws` moved its schema or its base, is a file or is mid-transaction)
+        it is closed."""
         if ws.is_file:
             ws.close()
             return False
         conn = ws.release()
         if conn is None:
             return False
-        base = self._base
+        with self._lock:
+            state = self._taken_at.pop(id(conn), None)
         if (
-            base is None
-            or len(self._idle) >= self.keep
+            self._base is None
+            or self.waiting >= self.keep
             or ws.services != self.snapshot.services
             or not isinstance(conn, WorkspaceConnection)
-            or not _revert(conn, base)
         ):
+            conn.close()
+            return False
+        if state is not None and self._move(conn, state):
+            with self._lock:
+                _, waiting = self._parked.setdefault(id(state), (state, deque()))
+                waiting.append((time.monotonic(), conn))
+            return True
+        if not self._move(conn, None):
             conn.close()
             return False
         self._idle.append((time.monotonic(), conn))
@@ -188,8 +216,10 @@ class ForkPool:
 
     @property
     def waiting(self) -> int:
-        """How many given-back connections wait for a `take()`."""
-        return len(self._idle)
+        """How many given-back connections wait for a `take()` or `take_at()`."""
+        with self._lock:
+            parked = sum(len(waiting) for _, waiting in self._parked.values())
+        return len(self._idle) + parked
 
     def close_idle(self, seconds: float = IDLE_SECONDS) -> int:
         """Close the kept connections that have waited more than `seconds` (resource time,
@@ -207,6 +237,13 @@ class ForkPool:
                 break
             conn.close()
             closed += 1
+        with self._lock:
+            for key, (_, waiting) in list(self._parked.items()):
+                while waiting and waiting[0][0] < limit:
+                    waiting.popleft()[1].close()
+                    closed += 1
+                if not waiting:
+                    del self._parked[key]
         return closed
 
     def close(self) -> None:
@@ -214,6 +251,62 @@ class ForkPool:
         self._read_only = None
         while self._idle:
             self._idle.pop()[1].close()
+        with self._lock:
+            for _, waiting in self._parked.values():
+                while waiting:
+                    waiting.pop()[1].close()
+            self._parked.clear()
+
+    def _unpark(self, state: Changes | None) -> WorkspaceConnection | None:
+        """A connection waiting at `state`; with None, the one given back last at any state."""
+        with self._lock:
+            if state is not None:
+                entry = self._parked.get(id(state))
+                if entry is None or entry[0] is not state:
+                    return None
+                key, waiting = id(state), entry[1]
+            else:
+                latest = max(self._parked.items(), key=lambda item: item[1][1][-1][0], default=None)
+                if latest is None:
+                    return None
+                key, waiting = latest[0], latest[1][1]
+            conn = waiting.pop()[1]
+            if not waiting:
+                del self._parked[key]
+            return conn
+
+    def _move(self, conn: WorkspaceConnection, state: Changes | None) -> bool:
+        """Bring a connection of this pool (at its base or at a state it was taken at, with
+        whatever was written since) to `state`, or to the base for None, writing only the
+        rows that differ. False when it cannot be (close it then)."""
+        base = self._base
+        if base is None:
+            return False
+        try:
+            if not _on_base(conn, base):
+                return False
+            if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
+                return False
+            with schema_fixed(conn):
+                targets = touched(conn)  # every row written since the base, as it was there
+                if state is not None:
+                    for table, rows in state.rows.items():
+                        targets.setdefault(table, {}).update(rows)
+                if targets:
+                    put_rows(conn, targets, log=state.log if state is not None else [])
+            if state is None:
+                _put_outside_log(conn, base.meta, base.sequences)
+                if _audit_seq(conn) != base.audit_seq:  # the log is append-only: later rows are a run's
+                    conn.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", (base.audit_seq,))
+            else:
+                _put_outside_log(conn, state.meta, state.sequences)
+                conn.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", (base.audit_seq,))
+                if state.audit:
+                    marks = ", ".join("?" * len(state.audit[0]))
+                    conn.executemany(f"INSERT INTO {AUDIT_TABLE} VALUES ({marks})", state.audit)
+        except sqlite3.Error:
+            return False
+        return True
 
 
 def _at_base(conn: sqlite3.Connection) -> bool:
@@ -236,22 +329,6 @@ def _read_base(conn: sqlite3.Connection) -> _Base:
         audit_seq=_audit_seq(conn),
         sequences=_sequences(conn) if has_sequences else None,
     )
-
-
-def _revert(conn: WorkspaceConnection, base: _Base) -> bool:
-    """Put the connection back to `base`; False (nothing done) when it cannot be."""
-    try:
-        if not _on_base(conn, base):
-            return False
-        if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
-            return False
-        revert_to_base(conn)
-        _put_outside_log(conn, base.meta, base.sequences)
-        if _audit_seq(conn) != base.audit_seq:  # the log is append-only: later rows are the run's
-            conn.execute(f"DELETE FROM {AUDIT_TABLE} WHERE seq > ?", (base.audit_seq,))
-    except sqlite3.Error:
-        return False
-    return True
 
 
 def _on_base(conn: sqlite3.Connection, base: _Base) -> bool:

@@ -11,6 +11,8 @@ META_TABLE = "workspace_meta"
 CHANGE_LOG_TABLES = ("workspace_changes", "workspace_base")
 """The change log and the base it is relative to (see `state.changes`): bookkeeping, never content."""
 INTERNAL_TABLES = (META_TABLE, AUDIT_TABLE)
+TRACKING_TRIGGERS = ("__track_insert", "__track_update", "__track_delete")
+"""How the names of the change log's triggers end (see `state.changes`)."""
 
 
 class WorkspaceConnection(sqlite3.Connection):
@@ -123,6 +125,36 @@ def _table_pragma(
     if memo is not None and (rows or remember_none):
         memo[key] = rows
     return rows
+
+
+def replaced_when_changed(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether a row of `table` whose values change must be deleted and inserted again
+    rather than updated, for what the schema derives from it to follow: the table's own
+    triggers (change tracking aside) act on inserts or deletes but none on updates (mail's
+    recipients feed their message's search entry so), and no table refers to it, so
+    deleting a row of it cascades nowhere."""
+    memo = _memo(conn)
+    key = ("replaced", table)
+    if memo is not None and key in memo:
+        return bool(memo[key])
+    events: set[str] = set()
+    for name, sql in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", (table,)
+    ):
+        if str(name).endswith(TRACKING_TRIGGERS):
+            continue
+        head = str(sql).upper().split(" ON ", 1)[0]
+        events.update(e for e in ("INSERT", "DELETE", "UPDATE") if f" {e}" in head)
+    referred = any(
+        row[2] == table
+        for other in content_tables(conn)
+        if other != table
+        for row in _table_pragma(conn, "foreign_key_list", other)
+    )
+    replaced = bool(events) and "UPDATE" not in events and not referred
+    if memo is not None:
+        memo[key] = replaced
+    return replaced
 
 
 def dependency_order(conn: sqlite3.Connection, tables: list[str]) -> list[str]:
