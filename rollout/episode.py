@@ -254,6 +254,7 @@ class Episode:
         self.policy = policy
         self.actor = actor
         self._session: AgentSession | None = None
+        self._last_key: tuple[int, int, str] | None = None  # the latest start's (turn, steps, key)
         self._initial: Workspace | None = None
         self._workspace: Workspace | None = None
         self._closed = False
@@ -375,11 +376,18 @@ class Episode:
         return self._start(steps)
 
     def _start(self, steps: int) -> TurnStart:
-        session = self.session
-        assert self._turn is not None
+        session, turn = self.session, self._turn
+        assert turn is not None
+        # Starts are taken step after step: each key follows from the one before.
+        last = self._last_key
+        if steps and last is not None and last[:2] == (turn, steps - 1):
+            key = step_key(last[2], self.task.turns[turn], steps)
+        else:
+            key = turn_prefix_key(self.task, turn, steps)
+        self._last_key = (turn, steps, key)
         return TurnStart(
-            turn=self._turn,
-            prefix_key=turn_prefix_key(self.task, self._turn, steps),
+            turn=turn,
+            prefix_key=key,
             workspace=self.workspace.snapshot(),
             messages=copy_json(session.messages),
             boundaries=list(self.boundaries),
