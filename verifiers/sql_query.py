@@ -11,7 +11,14 @@ import anyio.to_thread
 
 from .where import CheckSpecError
 
-__all__ = ["MAX_ROWS", "MAX_SECONDS", "MAX_STEPS", "run_read_only_query", "run_read_only_query_async"]
+__all__ = [
+    "MAX_ROWS",
+    "MAX_SECONDS",
+    "MAX_STEPS",
+    "run_read_only_query",
+    "run_read_only_query_async",
+    "writes",
+]
 
 MAX_SECONDS = 5.0
 MAX_STEPS = 100_000_000  # SQLite virtual-machine instructions: far beyond any fair check
@@ -19,6 +26,21 @@ MAX_ROWS = 10_000  # a check compares its result with an expected value written 
 # The progress handler runs every this many instructions: often enough to stop in time,
 # rarely enough to cost nothing.
 STEP_INTERVAL = 10_000
+
+
+READS_REMEMBERED = 4096
+"""Queries known to only read, remembered per process (whether a statement writes is in
+its text: a SELECT never does, an INSERT, UPDATE or DELETE after a WITH always does)."""
+_READS_ONLY: set[str] = set()
+
+
+def writes(conn: sqlite3.Connection, query: str) -> bool:
+    """Whether the statement would write, from the program SQLite compiles for it (EXPLAIN
+    runs nothing): a write begins a write transaction, the very step `PRAGMA query_only`
+    refuses when a statement runs. The guard is asked before running instead of set on the
+    connection because changing that setting makes SQLite compile every statement of the
+    connection again on its next use: the episode's own, the verifier's and the revert's."""
+    return any(op == "Transaction" and p2 for _, op, _, p2, *_ in conn.execute("EXPLAIN " + query))
 
 
 def run_read_only_query(
@@ -32,9 +54,11 @@ def run_read_only_query(
     """Run a SELECT (or WITH ... SELECT) read-only; one cell comes back as a scalar, else a
     list of rows, each a list.
 
-    Raises CheckSpecError for a query that is not a SELECT, that runs past `max_seconds` or
-    `max_steps` instructions, or that returns more than `max_rows` rows. Takes the
-    connection's progress handler for the duration and removes it afterwards.
+    Raises CheckSpecError for a query that is not a SELECT or that would write (a write
+    hidden after a WITH clause; see `writes`), that runs past `max_seconds` or `max_steps`
+    instructions, or that returns more than `max_rows` rows. Reads of full-text tables and
+    table-valued functions work. Takes the connection's progress handler for the duration
+    and removes it afterwards.
     """
     if not query.lstrip().lower().startswith(("select", "with")):
         raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
@@ -46,10 +70,12 @@ def run_read_only_query(
         calls[0] += 1
         return 1 if calls[0] > budget or time.monotonic() > deadline else 0  # non-zero stops it
 
-    # query_only makes SQLite refuse every write, including one hidden in a WITH clause,
-    # while reads of full-text tables and table-valued functions keep working.
-    (was_query_only,) = conn.execute("PRAGMA query_only").fetchone()
-    conn.execute("PRAGMA query_only = ON")
+    if query not in _READS_ONLY:
+        if writes(conn, query):
+            raise CheckSpecError("an sql check must only read: it writes (INSERT, UPDATE or DELETE)")
+        if len(_READS_ONLY) >= READS_REMEMBERED:
+            _READS_ONLY.clear()
+        _READS_ONLY.add(query)
     conn.set_progress_handler(progress, STEP_INTERVAL)
     try:
         cursor = conn.execute(query)
@@ -63,7 +89,6 @@ def run_read_only_query(
         raise
     finally:
         conn.set_progress_handler(None, 0)
-        conn.execute(f"PRAGMA query_only = {'ON' if was_query_only else 'OFF'}")
     if len(rows) > max_rows:
         raise CheckSpecError(f"the sql check returned more than {max_rows} rows; aggregate or filter them")
     if len(rows) == 1 and len(rows[0]) == 1:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from coworkenv.verifiers.sql_query import run_read_only_query, run_read_only_query_async
+from coworkenv.verifiers.sql_query import run_read_only_query, run_read_only_query_async, writes
 from coworkenv.verifiers.where import CheckSpecError
 
 ENDLESS_CTE = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
@@ -45,11 +45,51 @@ def test_a_query_that_is_not_a_select_is_refused(conn: sqlite3.Connection, query
     assert str(raised.value) == "an sql check must be a SELECT (or WITH ... SELECT) query"
 
 
-def test_a_write_hidden_in_a_with_clause_fails_and_changes_nothing(conn: sqlite3.Connection) -> None:
-    with pytest.raises(sqlite3.OperationalError, match="attempt to write a readonly database"):
-        run_read_only_query(conn, "WITH x AS (SELECT 1) DELETE FROM tickets")
-    assert conn.execute("SELECT count(*) FROM tickets").fetchone() == (3,)
-    conn.execute("DELETE FROM tickets WHERE id = 3")  # writable again afterwards
+@pytest.mark.parametrize(
+    "query",
+    [
+        "WITH x AS (SELECT 1) DELETE FROM tickets",
+        "with x as (select 1) update tickets set status = 'open'",
+        "WITH x AS (SELECT 9 AS id) INSERT INTO tickets (id, status) SELECT id, 'open' FROM x",
+        "WITH x AS (SELECT 1) REPLACE INTO tickets (id, status) VALUES (1, 'gone')",
+    ],
+)
+def test_a_write_hidden_in_a_with_clause_fails_and_changes_nothing(
+    conn: sqlite3.Connection, query: str
+) -> None:
+    before = conn.execute("SELECT * FROM tickets ORDER BY id").fetchall()
+    for _ in range(2):  # refused again: what is remembered is only the queries that read
+        with pytest.raises(CheckSpecError) as raised:
+            run_read_only_query(conn, query)
+        assert str(raised.value) == "an sql check must only read: it writes (INSERT, UPDATE or DELETE)"
+    assert conn.execute("SELECT * FROM tickets ORDER BY id").fetchall() == before
+    conn.execute("DELETE FROM tickets WHERE id = 3")  # the connection itself still writes
+
+
+def test_reads_of_every_kind_are_not_taken_for_writes(conn: sqlite3.Connection) -> None:
+    # Sorting, DISTINCT and recursive queries write to SQLite's own scratch tables, never
+    # to the database: only a write transaction counts.
+    assert not writes(conn, "SELECT DISTINCT status FROM tickets ORDER BY status")
+    assert not writes(
+        conn,
+        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r WHERE x < 5) SELECT sum(x) FROM r",
+    )
+    assert not writes(conn, 'SELECT name FROM pragma_table_info("tickets")')
+    assert writes(conn, "WITH x AS (SELECT 1) DELETE FROM tickets")
+    assert run_read_only_query(conn, "SELECT DISTINCT status FROM tickets ORDER BY status") == [
+        ["closed"],
+        ["open"],
+    ]
+
+
+def test_a_check_leaves_the_connections_compiled_statements_alone(conn: sqlite3.Connection) -> None:
+    # A setting changed on the connection (PRAGMA query_only, an authorizer) would make SQLite
+    # compile each of its statements again; the guard asks SQLite about the query instead.
+    traced: list[str] = []
+    conn.set_trace_callback(traced.append)
+    run_read_only_query(conn, "SELECT count(*) FROM tickets")
+    conn.set_trace_callback(None)
+    assert not [s for s in traced if s.upper().startswith("PRAGMA")]
 
 
 def test_an_endless_recursive_query_stops_on_the_step_limit_with_a_clear_error(
