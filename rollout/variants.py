@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from coworkenv.servers import get_service
 from coworkenv.state import Workspace
-from coworkenv.task import SolutionStep, Task, Turn
+from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
 from coworkenv.verifiers.footprint import row_key
 
@@ -50,8 +50,10 @@ def write_steps(task: Task) -> list[tuple[int, int]]:
 
 
 def with_solution(task: Task, turn: int, steps: list[SolutionStep]) -> Task:
+    """`task` with turn `turn`'s solution replaced by `steps` (the turn's other fields and
+    the other turns shared, not copied: models are frozen)."""
     turns = list(task.turns)
-    turns[turn] = Turn(**{**turns[turn].model_dump(), "solution": [s.model_dump() for s in steps]})
+    turns[turn] = turns[turn].model_copy(update={"solution": list(steps)})
     return task.model_copy(update={"turns": turns})
 
 
