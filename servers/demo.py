@@ -22,6 +22,7 @@ from functools import lru_cache
 from faker import Faker
 
 from coworkenv.state import Snapshot, Workspace
+from coworkenv.state.changes import base_digests
 from coworkenv.state.tables import content_tables
 from coworkenv.world import World
 
@@ -230,9 +231,11 @@ def _made(world: World, services: tuple[str, ...], task_id: str | None = None) -
     ws = create_workspace(
         services, clock_start=world.start, task_id=task_id or f"world-{world.key}", user_email=world.user
     )
+    known: dict[str, tuple[str, int]] = {}  # each table's hash, as its part's base holds it
     for name, part in parts.items():  # attached outside the transaction: SQLite detaches only outside one
         ws.conn.execute(f"ATTACH ':memory:' AS part_{name}")
         ws.conn.deserialize(world_snapshot(world, part).data, name=f"part_{name}")
+        known |= {t: v for t, v in base_digests(ws.conn, f"part_{name}").items() if t.startswith(f"{name}_")}
     try:
         with ws.transaction():
             ws.conn.execute("PRAGMA defer_foreign_keys = ON")  # tables are copied in name order
@@ -248,7 +251,7 @@ def _made(world: World, services: tuple[str, ...], task_id: str | None = None) -
     finally:
         for name in parts:
             ws.conn.execute(f"DETACH part_{name}")
-    ws.mark_base()
+    ws.mark_base(known)  # the rows are the parts': their hashes are not computed again
     return ws
 
 

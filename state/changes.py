@@ -62,12 +62,18 @@ END;
         )
 
 
-def mark_base(conn: sqlite3.Connection) -> None:
+def mark_base(conn: sqlite3.Connection, known: dict[str, tuple[str, int]] | None = None) -> None:
     """Make the current state the base: store every table's multiset hash and columns, empty
     the log. Over an earlier base (a seed planted on a fork of a rendered world), the hashes
-    come from that base and the rows changed since, as `table_digests` computes them."""
+    come from that base and the rows changed since, as `table_digests` computes them.
+    `known` gives the columns and hash of tables whose rows are those of another base
+    (copied from it, see `base_digests`): they are not hashed again."""
     tables = {table: columns(conn, table) for table in content_tables(conn)}
-    current = table_digests(conn)
+    known = {t: v for t, v in (known or {}).items() if t in tables and v[0] == json.dumps(tables[t])}
+    if known.keys() == tables.keys():
+        current = {table: known[table] for table in tables}  # in the order the tables come
+    else:
+        current = {**table_digests(conn), **known}
     digests = {
         table: value if cols == json.dumps(tables[table]) else table_digest(conn, table, tables[table])
         for table, (cols, value) in current.items()
@@ -82,6 +88,18 @@ def mark_base(conn: sqlite3.Connection) -> None:
             *((t, format(d, "064x"), json.dumps(tables[t])) for t, d in digests.items()),
         ],
     )
+
+
+def base_digests(conn: sqlite3.Connection, schema: str = "main") -> dict[str, tuple[str, int]]:
+    """Each content table's columns (JSON text) and multiset hash as the base of the database
+    `schema` (an attached one, say) holds them; empty when it has no base."""
+    try:
+        rows = conn.execute(
+            f'SELECT tbl, digest, cols FROM "{schema}".{BASE_TABLE} WHERE tbl != ?', (LINEAGE,)
+        )
+        return {table: (cols, int(digest, 16)) for table, digest, cols in rows}
+    except sqlite3.OperationalError:  # no change tracking there
+        return {}
 
 
 def lineage(conn: sqlite3.Connection) -> str | None:

@@ -231,10 +231,11 @@ class Workspace:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
 
-    def mark_base(self) -> None:
+    def mark_base(self, known: dict[str, tuple[str, int]] | None = None) -> None:
         """Make the current state the base that diffs and hashes of this workspace and its
-        forks are computed from (see `state.changes`); seeds call it once seeded."""
-        mark_base(self.conn)
+        forks are computed from (see `state.changes`); seeds call it once seeded. `known`:
+        the columns and hashes of tables copied whole from another base (`base_digests`)."""
+        mark_base(self.conn, known)
 
     def content_hash(self) -> str:
         """The canonical content hash (see `state.content_hash`)."""
