@@ -288,12 +288,15 @@ class ForkPool:
             if conn.execute("SELECT 1 FROM temp.sqlite_master LIMIT 1").fetchone() is not None:
                 return False
             with schema_fixed(conn):
-                targets = touched(conn)  # every row written since the base, as it was there
-                if state is not None:
-                    for table, rows in state.rows.items():
-                        targets.setdefault(table, {}).update(rows)
-                if targets:
-                    put_rows(conn, targets, log=state.log if state is not None else [])
+                try:
+                    _put_state_rows(conn, state)
+                except sqlite3.IntegrityError:
+                    if state is None:
+                        raise
+                    # A unique value that moved between rows of the two states (a row put back
+                    # at another rowid): by way of the base, where neither holds it.
+                    _put_state_rows(conn, None)
+                    _put_state_rows(conn, state)
             if state is None:
                 _put_outside_log(conn, base.meta, base.sequences)
                 if _audit_seq(conn) != base.audit_seq:  # the log is append-only: later rows are a run's
@@ -307,6 +310,17 @@ class ForkPool:
         except sqlite3.Error:
             return False
         return True
+
+
+def _put_state_rows(conn: sqlite3.Connection, state: Changes | None) -> None:
+    """The rows and change log of `state` (None: the base), from whatever the log names now;
+    raises `sqlite3.IntegrityError` having changed nothing when they cannot be put so."""
+    targets = touched(conn)  # every row written since the base, as it was there
+    if state is not None:
+        for table, rows in state.rows.items():
+            targets.setdefault(table, {}).update(rows)
+    if targets:
+        put_rows(conn, targets, log=state.log if state is not None else [])
 
 
 def _at_base(conn: sqlite3.Connection) -> bool:
