@@ -1,7 +1,10 @@
 """Near-duplicate detection: same scenario with a new id is a duplicate; new people and values are not."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import coworkenv.synth.families  # noqa: F401  (registers the families)
-from coworkenv.synth.dedup import KeptTasks, find_duplicate, similarity
+from coworkenv.synth.dedup import KeptTasks, SimilarSets, _jaccard, find_duplicate, similarity
 from coworkenv.synth.family import Difficulty, build_task
 
 
@@ -37,3 +40,19 @@ def test_kept_tasks_find_the_first_duplicate_in_order_as_a_plain_list_does() -> 
     )  # the first, not the copy
     assert find_duplicate(tasks[1], kept) is tasks[1]
     assert kept.duplicate_of(tasks[2]) is None and find_duplicate(tasks[2], list(kept)) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.frozensets(st.sampled_from([f"w{i}" for i in range(14)]), max_size=12), max_size=25),
+    st.frozensets(st.sampled_from([f"w{i}" for i in range(14)]), max_size=12),
+    st.sampled_from([0.9, 0.75, 0.5, 1.0, 0.3]),
+)
+def test_the_index_finds_the_first_similar_set_as_comparing_with_each_does(
+    kept: list[frozenset[str]], new: frozenset[str], threshold: float
+) -> None:
+    index = SimilarSets(threshold)
+    for items in kept:
+        index.add(items)
+    expected = next((i for i, items in enumerate(kept) if _jaccard(new, items) >= threshold), None)
+    assert index.first_similar(new) == expected
