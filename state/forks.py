@@ -36,6 +36,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -89,9 +90,10 @@ class ForkPool:
         # (when it was given back, the connection), oldest first; take() uses the newest.
         self._idle: deque[tuple[float, WorkspaceConnection]] = deque()
         # Connections given back at a state they were taken at (`take_at`), by the state's id,
-        # and the state each connection handed out by take_at was taken at, by its id.
+        # and the state each connection handed out by take_at was taken at (forgotten with
+        # a connection nobody gave back).
         self._parked: dict[int, tuple[Changes, deque[tuple[float, WorkspaceConnection]]]] = {}
-        self._taken_at: dict[int, Changes] = {}
+        self._taken_at: weakref.WeakKeyDictionary[sqlite3.Connection, Changes] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
         self._base: _Base | None = None
         self._poolable: bool | None = None
@@ -178,7 +180,7 @@ class ForkPool:
                 conn.close()
                 return None
         with self._lock:
-            self._taken_at[id(conn)] = changes
+            self._taken_at[conn] = changes
         return Workspace(conn, self.snapshot.services)
 
     def give_back(self, ws: Workspace) -> bool:
@@ -194,7 +196,7 @@ class ForkPool:
         if conn is None:
             return False
         with self._lock:
-            state = self._taken_at.pop(id(conn), None)
+            state = self._taken_at.pop(conn, None)
         if (
             self._base is None
             or self.waiting >= self.keep
