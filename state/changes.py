@@ -149,12 +149,12 @@ def revert_to_base(conn: sqlite3.Connection) -> int:
     row (see `put_rows`). A value that moved between rows under a unique
     constraint can make this fail: it raises `sqlite3.IntegrityError` and changes nothing.
     Tables outside the log (meta, audit) are the caller's to restore."""
-    rows = _logged(conn)
-    if not rows:
+    targets = touched(conn)
+    if not targets:
         return 0
     with schema_fixed(conn):
-        _revert_rows(conn, rows)
-    return sum(len(items) for items in rows.values())
+        put_rows(conn, targets, log=[])
+    return sum(len(rows) for rows in targets.values())
 
 
 def _logged(conn: sqlite3.Connection) -> dict[str, list[tuple[int, str | None]]]:
@@ -164,14 +164,6 @@ def _logged(conn: sqlite3.Connection) -> dict[str, list[tuple[int, str | None]]]
     for table, rid, base in conn.execute(f"SELECT tbl, rid, base FROM {CHANGES_TABLE}").fetchall():
         out.setdefault(table, []).append((rid, base))
     return out
-
-
-def _revert_rows(conn: sqlite3.Connection, rows: dict[str, list[tuple[int, str | None]]]) -> None:
-    targets = {}
-    for table, items in rows.items():
-        before = decoded(conn, [(rid, base) for rid, base in items if base is not None])
-        targets[table] = {rid: before.get(rid) for rid, _ in items}
-    put_rows(conn, targets, log=[])
 
 
 def put_rows(
@@ -220,10 +212,11 @@ def _put(
         # table in one statement per few hundred, newest first (foreign keys are checked at
         # the end of a statement, and a row mostly refers to older ones: a reply to its mail).
         for table in reversed(order):
-            gone = sorted((rid for rid, values in targets[table].items() if values is None), reverse=True)
-            for start in range(0, len(gone), 500):
-                chunk = gone[start : start + 500]
-                conn.execute(f'DELETE FROM "{table}" WHERE rowid IN ({", ".join("?" * len(chunk))})', chunk)
+            _delete(
+                conn,
+                table,
+                sorted((r for r, values in targets[table].items() if values is None), reverse=True),
+            )
         for table in order:
             wanted = {rid: values for rid, values in targets[table].items() if values is not None}
             if not wanted:
@@ -240,13 +233,9 @@ def _put(
             if changed and replaced_when_changed(conn, table):
                 # Its triggers follow inserts and deletes only: a changed row goes and comes back.
                 again = sorted(row[-1] for rows in changed.values() for row in rows)
-                for start in range(0, len(again), 500):
-                    chunk = again[start : start + 500]
-                    conn.execute(
-                        f'DELETE FROM "{table}" WHERE rowid IN ({", ".join("?" * len(chunk))})', chunk
-                    )
-                    for rid in chunk:
-                        del present[rid]
+                _delete(conn, table, again)
+                for rid in again:
+                    del present[rid]
                 changed = {}
             for at, rows in changed.items():
                 sets = ", ".join(f'"{cols[i]}" = ?' for i in at)
@@ -263,6 +252,14 @@ def _put(
         conn.execute("RELEASE ws_put_rows")
         raise
     conn.execute("RELEASE ws_put_rows")
+
+
+def _delete(conn: sqlite3.Connection, table: str, rowids: list[int]) -> None:
+    """Delete these rows, a few hundred per statement, in the order given (foreign keys are
+    checked at the end of each statement)."""
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        conn.execute(f'DELETE FROM "{table}" WHERE rowid IN ({", ".join("?" * len(chunk))})', chunk)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .audit import AUDIT_TABLE
-from .changes import CHANGES_TABLE, current_rows, lineage, put_rows, touched
+from .changes import CHANGES_TABLE, current_rows, lineage, put_rows, revert_to_base, touched
 from .tables import META_TABLE, WorkspaceConnection, schema_fixed
 from .workspace import Snapshot, Workspace
 
@@ -317,12 +317,13 @@ class ForkPool:
 def _put_state_rows(conn: sqlite3.Connection, state: Changes | None) -> None:
     """The rows and change log of `state` (None: the base), from whatever the log names now;
     raises `sqlite3.IntegrityError` having changed nothing when they cannot be put so."""
+    if state is None:
+        revert_to_base(conn)
+        return
     targets = touched(conn)  # every row written since the base, as it was there
-    if state is not None:
-        for table, rows in state.rows.items():
-            targets.setdefault(table, {}).update(rows)
-    if targets:
-        put_rows(conn, targets, log=state.log if state is not None else [])
+    for table, rows in state.rows.items():
+        targets.setdefault(table, {}).update(rows)
+    put_rows(conn, targets, log=state.log)
 
 
 def _at_base(conn: sqlite3.Connection) -> bool:

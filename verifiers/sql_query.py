@@ -15,6 +15,7 @@ __all__ = [
     "MAX_ROWS",
     "MAX_SECONDS",
     "MAX_STEPS",
+    "refuse_writes",
     "run_read_only_query",
     "run_read_only_query_async",
     "writes",
@@ -43,6 +44,21 @@ def writes(conn: sqlite3.Connection, query: str) -> bool:
     return any(op == "Transaction" and p2 for _, op, _, p2, *_ in conn.execute("EXPLAIN " + query))
 
 
+def refuse_writes(conn: sqlite3.Connection, query: str, *, compiled: bool = False) -> None:
+    """Raise CheckSpecError unless `query` is a SELECT (or WITH ... SELECT) that only reads
+    (`writes`). A query known to read is not compiled again, unless `compiled` asks that it
+    compile against `conn`; one that does not compile raises SQLite's error."""
+    if not query.lstrip().lower().startswith(("select", "with")):
+        raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
+    if query in _READS_ONLY and not compiled:
+        return
+    if writes(conn, query):
+        raise CheckSpecError("an sql check must only read: it writes (INSERT, UPDATE or DELETE)")
+    if len(_READS_ONLY) >= READS_REMEMBERED:
+        _READS_ONLY.clear()
+    _READS_ONLY.add(query)
+
+
 def run_read_only_query(
     conn: sqlite3.Connection,
     query: str,
@@ -60,8 +76,7 @@ def run_read_only_query(
     table-valued functions work. Takes the connection's progress handler for the duration
     and removes it afterwards.
     """
-    if not query.lstrip().lower().startswith(("select", "with")):
-        raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
+    refuse_writes(conn, query)
     deadline = time.monotonic() + max_seconds
     budget = max(1, max_steps // STEP_INTERVAL)
     calls = [0]
@@ -70,12 +85,6 @@ def run_read_only_query(
         calls[0] += 1
         return 1 if calls[0] > budget or time.monotonic() > deadline else 0  # non-zero stops it
 
-    if query not in _READS_ONLY:
-        if writes(conn, query):
-            raise CheckSpecError("an sql check must only read: it writes (INSERT, UPDATE or DELETE)")
-        if len(_READS_ONLY) >= READS_REMEMBERED:
-            _READS_ONLY.clear()
-        _READS_ONLY.add(query)
     conn.set_progress_handler(progress, STEP_INTERVAL)
     try:
         cursor = conn.execute(query)

@@ -24,6 +24,7 @@ from coworkenv.state import Workspace
 from coworkenv.state.tables import columns, content_tables
 from coworkenv.task import Task
 
+from .sql_query import refuse_writes
 from .where import CheckSpecError, validate_where
 
 
@@ -79,25 +80,10 @@ def _check_one(check: Check, tables: dict[str, set[str]], tools: set[str], conn:
             if tool not in tools:
                 raise CheckSpecError(f"no tool named {tool!r} (use bare names such as 'send_message')")
     if isinstance(check, SqlEquals):
-        if not check.query.lstrip().lower().startswith(("select", "with")):
-            raise CheckSpecError("an sql check must be a SELECT (or WITH ... SELECT) query")
-        writes: list[str] = []
-
-        def spy(action: int, table: str | None, *_: object) -> int:
-            is_write = action in (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE)
-            if is_write and table and not table.startswith("sqlite_"):
-                writes.append(table)
-            return sqlite3.SQLITE_OK
-
-        conn.set_authorizer(spy)
         try:
-            conn.execute("EXPLAIN " + check.query)
+            refuse_writes(conn, check.query, compiled=True)  # the guard the check runs behind
         except sqlite3.Error as exc:
             raise CheckSpecError(f"the query does not compile: {exc}") from None
-        finally:
-            conn.set_authorizer(None)
-        if writes:
-            raise CheckSpecError("an sql check must only read: it writes (INSERT, UPDATE or DELETE)")
     if isinstance(check, PythonCheck):
         try:
             tree = ast.parse(check.code)
