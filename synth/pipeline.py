@@ -9,8 +9,8 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
 3. a failing draft's report, every problem found, goes back to the generator for the next
    round. An endpoint that keeps failing spends no round: the slot stops, and a rerun fills it.
 Validation is CPU-bound, so by default it runs in one worker process per core
-(`concurrency` None: `os.cpu_count()` slots at once); each worker keeps its own seed cache, so
-a seed is built once per worker. With `concurrency=1` everything runs in this process.
+(`concurrency` None: `os.cpu_count()` slots at once, see `process_validation`); each worker
+keeps its own seed cache, so a seed is built once per worker. With `concurrency=1` everything runs in this process.
 Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
 line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped. Task files are written
 atomically; a resume removes what an older crash may have left (a partly written task file,
@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import anyio
-from anyio import to_process
 from pydantic import BaseModel, Field, ValidationError
 
 from coworkenv.files import TEMP_SUFFIX, atomic_write_text
@@ -44,6 +43,7 @@ from .dedup import KeptTasks, find_duplicate
 from .generators import DraftRequest, GenerationError, Generator
 from .plan import DEFAULT_WORLDS, Mix
 from .plan import plan_requests as plan_requests  # the pipeline's plan, importable from here
+from .process_validation import ProcessValidators
 
 if TYPE_CHECKING:
     from .judge import LLMJudge
@@ -136,27 +136,9 @@ class SynthState(BaseModel):
     unfinished: int = Field(default=0, description="Slots stopped by endpoint failures; a rerun retries them")
 
 
-_WORKER_CACHE = SeedCache()
-
-
-def validate_in_worker(task_json: str, seed: Snapshot | None = None) -> str:
-    """Validation in a worker process (validation is CPU-bound: one worker per core).
-    `seed` is the task's seeded state, built where the task was drafted."""
-    task = parse_task(task_json)
-    if seed is not None:
-        _WORKER_CACHE.keep(task, seed)
-    report = anyio.run(lambda: validate_task(task, cache=_WORKER_CACHE))
-    return report.model_dump_json()
-
-
 RemoteValidator = Callable[[str, Snapshot | None], Awaitable[str]]
 """Validates a task given as JSON somewhere else and returns its report as JSON; the second
 argument is the task's seeded state when the caller has it (None: the validator seeds it)."""
-
-
-async def validate_in_process_pool(task_json: str, seed: Snapshot | None = None) -> str:
-    """`validate_in_worker` in anyio's worker processes (one per core by default)."""
-    return await to_process.run_sync(validate_in_worker, task_json, seed, cancellable=True)
 
 
 def read_drafts(out_dir: Path) -> list[DraftRecord]:
@@ -365,17 +347,16 @@ async def synthesize(
     # finds the next draft ready while this process is drafting (drafting and seeding run
     # here); the workers themselves cap how many validations run at once.
     limiter = anyio.CapacityLimiter(max(1, workers) * (2 if workers > 1 else 1))
-    ray_pool: RayValidators | None = None
-    validator: RemoteValidator | None = None
+    pool: ProcessValidators | RayValidators | None = None
     if backend == "ray":
         from .ray_validation import RayValidators
 
-        ray_pool = RayValidators(max(1, workers), address=address)
-        validator = ray_pool.validate
+        pool = RayValidators(max(1, workers), address=address)
     elif backend != "local":
         raise ValueError(f"unknown backend {backend!r}; use 'local' or 'ray'")
     elif workers > 1:
-        validator = validate_in_process_pool
+        pool = ProcessValidators(workers)
+    validator: RemoteValidator | None = pool.validate if pool is not None else None
     # Slots run at once, but a validated task is kept only after every earlier slot is
     # finished, and checked for duplicates again then, so workers keep what one process keeps.
     finished_slots = {r.slot: anyio.Event() for r in requests}
@@ -470,8 +451,8 @@ async def synthesize(
             for request in requests:
                 group.start_soon(fill, request)
     finally:
-        if ray_pool is not None:
-            ray_pool.close()
+        if pool is not None:
+            pool.close()
     return state
 
 
