@@ -88,27 +88,21 @@ class Workspace:
         names = tuple(s.name for s in schemas)
         if len(set(names)) != len(names):
             raise WorkspaceError(f"a service is listed twice: {list(names)}")
-        if path is not None:
-            path = Path(path)
-            if path.exists():
-                raise WorkspaceError(f"{path} already exists; choose a new path or open it instead")
-            conn = _connect(str(path))
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        else:
-            conn = _connect(":memory:")
-        conn.executescript(META_SQL + AUDIT_SQL)
-        for schema in schemas:
-            conn.executescript(schema.sql)
-        meta = {
-            "format": FORMAT,
-            "services": json.dumps(list(names)),
-            "task_id": task_id,
-            CLOCK_KEY: format_time(clock_start),
-        }
+        meta = {"task_id": task_id, CLOCK_KEY: format_time(clock_start)}
+        if path is None:
+            # An in-memory workspace starts as a copy of the empty one made once per set of
+            # schemas: the same tables, triggers and base, without running their DDL again.
+            ws = cls.from_snapshot(Snapshot(_empty_database(tuple((s.name, s.sql) for s in schemas)), names))
+            ws.conn.executemany(f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)", meta.items())
+            return ws
+        path = Path(path)
+        if path.exists():
+            raise WorkspaceError(f"{path} already exists; choose a new path or open it instead")
+        conn = _connect(str(path))
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _create_tables(conn, [s.sql for s in schemas], names)
         conn.executemany(f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)", meta.items())
-        install_tracking(conn)
-        mark_base(conn)
-        return cls(conn, names, Path(path) if path is not None else None)
+        return cls(conn, names, path)
 
     @classmethod
     def open(cls, path: str | Path, *, read_only: bool = False) -> Workspace:
@@ -322,6 +316,30 @@ class Workspace:
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _create_tables(conn: sqlite3.Connection, scripts: list[str], names: tuple[str, ...]) -> None:
+    """The meta and audit tables, each service's tables, change tracking and an empty base."""
+    conn.executescript(META_SQL + AUDIT_SQL)
+    for script in scripts:
+        conn.executescript(script)
+    conn.executemany(
+        f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)",
+        [("format", FORMAT), ("services", json.dumps(list(names)))],
+    )
+    install_tracking(conn)
+    mark_base(conn)
+
+
+@cache
+def _empty_database(schemas: tuple[tuple[str, str], ...]) -> bytes:
+    """A new workspace database of these (name, SQL) schemas, without a task id or clock."""
+    conn = _connect(":memory:")
+    try:
+        _create_tables(conn, [sql for _, sql in schemas], tuple(name for name, _ in schemas))
+        return conn.serialize()
+    finally:
+        conn.close()
 
 
 @cache

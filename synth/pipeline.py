@@ -56,6 +56,9 @@ TASKS_DIR = "tasks"
 
 log = logging.getLogger(__name__)
 
+IN_FLIGHT_PER_WORKER = 2
+"""Slots drafted or validated at once per validation worker (above one worker)."""
+
 FUNNEL_STAGES = (
     "generated",
     "schema_valid",
@@ -343,10 +346,10 @@ async def synthesize(
     state = SynthState(slots=count, done=len(finished))
     kept = KeptTasks(kept_tasks(out))
     cache = SeedCache()
-    # With workers, twice as many slots are in flight as there are workers, so a worker
-    # finds the next draft ready while this process is drafting (drafting and seeding run
-    # here); the workers themselves cap how many validations run at once.
-    limiter = anyio.CapacityLimiter(max(1, workers) * (2 if workers > 1 else 1))
+    # With workers, IN_FLIGHT_PER_WORKER slots per worker are in flight, so a worker finds
+    # the next draft ready while this process is drafting (drafting and seeding run here);
+    # the workers themselves cap how many validations run at once.
+    limiter = anyio.CapacityLimiter(max(1, workers) * (IN_FLIGHT_PER_WORKER if workers > 1 else 1))
     pool: ProcessValidators | RayValidators | None = None
     if backend == "ray":
         from .ray_validation import RayValidators
@@ -356,6 +359,7 @@ async def synthesize(
         raise ValueError(f"unknown backend {backend!r}; use 'local' or 'ray'")
     elif workers > 1:
         pool = ProcessValidators(workers)
+        pool.start()
     validator: RemoteValidator | None = pool.validate if pool is not None else None
     # Slots run at once, but a validated task is kept only after every earlier slot is
     # finished, and checked for duplicates again then, so workers keep what one process keeps.

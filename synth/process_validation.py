@@ -17,6 +17,7 @@ The forkserver's start (and what it imports) is shared by every pool this proces
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
@@ -44,6 +45,10 @@ def validate_in_worker(task_json: str, seed: Snapshot | None = None) -> str:
     return report.model_dump_json()
 
 
+def _started() -> None:
+    """What a worker runs first when the pool is started ahead of its first draft."""
+
+
 def _context() -> Any:
     """Forkserver where the platform has it (its server imports this module once, and each
     worker is a fork of it), else the platform's default start method."""
@@ -64,9 +69,21 @@ class ProcessValidators:
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context())
         self._abandoned = False
 
+    def start(self) -> None:
+        """Start the workers now, in the background, and return at once: the forkserver's
+        imports then overlap with the caller's first drafts."""
+        threading.Thread(target=self._start_workers, name="start-validators", daemon=True).start()
+
+    def _start_workers(self) -> None:
+        for future in [self._executor.submit(_started) for _ in range(self.workers)]:
+            future.exception()  # a worker that cannot start fails every validation after
+
     async def validate(self, task_json: str, seed: Snapshot | None = None) -> str:
         """The validation report (JSON) of a task (JSON); `seed` as in `validate_in_worker`."""
-        future: Future[str] = self._executor.submit(validate_in_worker, task_json, seed)
+        # Submitting may wait for the forkserver to start (and import): not on the event loop.
+        future: Future[str] = await anyio.to_thread.run_sync(
+            self._executor.submit, validate_in_worker, task_json, seed
+        )
         try:
             return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
         finally:

@@ -45,6 +45,20 @@ def test_create_records_services_task_and_clock() -> None:
     assert ws.meta("format") == "coworkenv-workspace/1"
 
 
+def test_new_workspaces_in_memory_and_on_disk_hold_the_same_and_share_nothing(tmp_path: Path) -> None:
+    first = make()
+    add(first, 1, "quarterly budget")
+    second = Workspace.create([NOTES], clock_start=START + timedelta(days=1), task_id="t2")
+    on_disk = make(path=tmp_path / "ws.sqlite")
+    assert (second.task_id, second.clock.now()) == ("t2", START + timedelta(days=1))
+    assert second.conn.execute("SELECT COUNT(*) FROM notes_items").fetchone() == (0,)
+    add(second, 1, "budget review")
+    assert (search(first, "budget"), search(second, "review"), search(second, "quarterly")) == ([1], [1], [])
+    schema = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    assert make().conn.execute(schema).fetchall() == on_disk.conn.execute(schema).fetchall()
+    assert make().content_hash() == on_disk.content_hash()
+
+
 def test_create_rejects_a_service_listed_twice() -> None:
     with pytest.raises(WorkspaceError, match="listed twice"):
         Workspace.create([NOTES, NOTES], clock_start=START)

@@ -24,6 +24,7 @@ async def test_a_worker_reports_what_this_process_reports_with_or_without_the_se
     task = load_task(EXAMPLES / "multi-turn-follow-up.json")
     here = await validate_task(task, cache=SeedCache())
     validators = ProcessValidators(2)
+    validators.start()
     try:
         given = ValidationReport.model_validate_json(
             await validators.validate(task.model_dump_json(), seed_snapshot(task))
