@@ -357,7 +357,7 @@ async def synthesize(
         pool = RayValidators(max(1, workers), address=address)
     elif backend != "local":
         raise ValueError(f"unknown backend {backend!r}; use 'local' or 'ray'")
-    elif workers > 1:
+    elif workers > 1 and requests:  # a finished run resumed starts no workers
         pool = ProcessValidators(workers)
         pool.start()
     validator: RemoteValidator | None = pool.validate if pool is not None else None

@@ -68,11 +68,13 @@ class ProcessValidators:
         self.workers = max(1, workers)
         self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=_context())
         self._abandoned = False
+        self._starting: threading.Thread | None = None
 
     def start(self) -> None:
         """Start the workers now, in the background, and return at once: the forkserver's
         imports then overlap with the caller's first drafts."""
-        threading.Thread(target=self._start_workers, name="start-validators", daemon=True).start()
+        self._starting = threading.Thread(target=self._start_workers, name="start-validators", daemon=True)
+        self._starting.start()
 
     def _start_workers(self) -> None:
         for future in [self._executor.submit(_started) for _ in range(self.workers)]:
@@ -95,6 +97,8 @@ class ProcessValidators:
     def close(self) -> None:
         """End the workers: once idle when every validation was awaited, at once when a
         cancelled run left some running."""
+        if self._starting is not None:
+            self._starting.join()  # then nothing is submitted after the shutdown
         if self._abandoned:
             terminate = getattr(self._executor, "terminate_workers", None)  # Python >= 3.14
             if terminate is not None:
