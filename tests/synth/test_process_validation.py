@@ -64,3 +64,11 @@ async def test_workers_are_forks_of_a_server_and_a_cancelled_run_ends_them_at_on
 def _parent_of(pid: int) -> int:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[1])
+
+
+def test_a_pool_closed_as_soon_as_it_starts_ends_its_workers_cleanly() -> None:
+    before = {p.pid for p in multiprocessing.active_children() if p.pid is not None}
+    validators = ProcessValidators(2)
+    validators.start()
+    validators.close()  # the starter thread submits nothing after this: no error in it
+    assert [p for p in _started_here(before) if p.is_alive()] == []
