@@ -18,9 +18,9 @@ from faker import Faker
 
 from coworkenv.state import Workspace, format_time
 
-from .schema import Folder
+from . import store
+from .schema import Attachment, Folder
 from .store import files_enabled, search_index_written_at_end
-from .world import AddMessage, add_message
 
 if TYPE_CHECKING:
     from coworkenv.world import Person, World
@@ -230,34 +230,41 @@ def populate(ws: Workspace, world: World, rng: random.Random) -> None:
 
 
 def _insert(ws: Workspace, world: World, plan: list[_Planned]) -> None:
-    """The planned messages, in time order (so that message ids follow arrival)."""
+    """The planned messages, in time order (so that message ids follow arrival).
+
+    They go in through the store, as `add_message` puts them, without its lookups: every
+    parent is a planned message of the same thread, inserted before it, and every
+    attachment one of the files read at the start."""
+    owner = store.normalize_address(world.user, "owner")
     ids: dict[int, int] = {}
     threads: dict[int, int] = {}
     for index in sorted(range(len(plan)), key=lambda i: (plan[i].mail.at, plan[i].thread, plan[i].position)):
         item, mail = plan[index], plan[index].mail
         parent = ids[item.parent] if item.parent is not None else None
-        result = add_message(
+        to = store.normalize_addresses(mail.to, "to")
+        cc = store.normalize_addresses(mail.cc, "cc", skip=to)
+        paths = dict.fromkeys(store.normalize_path(p) for p in mail.attachments)
+        message_id = store.insert_message(
             ws,
-            AddMessage(
-                owner=world.user,
-                from_addr=mail.sender,
-                folder=item.folder,
-                to=mail.to,
-                cc=mail.cc,
-                subject=mail.subject,
-                body=mail.body,
-                sent_at=format_time(mail.at),
-                is_read=item.is_read,
-                is_flagged=item.is_flagged,
-                in_reply_to=None if mail.forward else parent,
-                forwarded_from=parent if mail.forward else None,
-                thread_id=threads.get(item.thread),
-                labels=item.labels,
-                attachments=mail.attachments,
-            ),
+            owner=owner,
+            folder=item.folder,
+            from_addr=store.normalize_address(mail.sender, "from_addr"),
+            to=to,
+            cc=cc,
+            bcc=[],
+            subject=store.clean(mail.subject),
+            body=store.clean(mail.body),
+            sent_at=store.time_arg(format_time(mail.at), "sent_at"),
+            is_read=item.is_read,
+            is_flagged=item.is_flagged,
+            in_reply_to=None if mail.forward else parent,
+            forwarded_from=parent if mail.forward else None,
+            thread_id=threads.get(item.thread),
+            labels=[store.normalize_label(x) for x in item.labels],
+            attachments=[Attachment(path=path, name=path.rsplit("/", 1)[-1]) for path in paths],
         )
-        ids[index] = result["id"]
-        threads.setdefault(item.thread, result["thread_id"])
+        ids[index] = message_id
+        threads.setdefault(item.thread, message_id)
 
 
 def _plan_threads(writer: _Writer, rng: random.Random) -> list[_Planned]:
