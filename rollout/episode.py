@@ -229,7 +229,10 @@ class Episode:
     `trial` and `seed` identify the run in its record (and seed the fault stream with
     `faults`); `limits` replaces the task's tool-call limits; `footprint` judges against a
     given goal footprint instead of the one derived from the task's reference solution;
-    `policy` names the agent in the record; `actor` is who the audit log says acted."""
+    `policy` names the agent in the record; `actor` is who the audit log says acted.
+    With `judge_turns` False the turns are played but never judged (`turn_results` stays
+    empty and there is no verdict): a run played only for the state it ends in, as the
+    reference run the goal footprint is derived from."""
 
     def __init__(
         self,
@@ -243,8 +246,10 @@ class Episode:
         footprint: Footprint | None = None,
         policy: str = "agent",
         actor: str = "agent",
+        judge_turns: bool = True,
     ) -> None:
         self.task = task
+        self.judge_turns = judge_turns
         self.trial = trial
         self.seed = seed
         self.faults = faults
@@ -545,7 +550,10 @@ class Episode:
         """Judge the turn in play, then apply the next turn's events and return its user
         message, or None when that was the last turn."""
         self._active()
-        await self._judge_current()
+        if self.judge_turns:
+            await self._judge_current()
+        else:
+            self.timings.turns.append(time.perf_counter() - self._turn_started)
         assert self._turn is not None
         following = self._turn + 1
         if following >= len(self.task.turns):
@@ -562,6 +570,8 @@ class Episode:
             raise EpisodeError("the episode has not started: call reset() first")
         if self._verdict_done:
             return self._verdict
+        if not self.judge_turns:
+            raise EpisodeError("the episode was played without judging its turns: it has no verdict")
         if self.status == "error":
             self._verdict_done = True
             return None

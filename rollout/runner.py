@@ -117,10 +117,20 @@ async def play(
     cache: SeedCache | None = None,
     faults: FaultPlan | None = None,
     user_simulator: UserSimulator | None = None,
+    judge_turns: bool = True,
 ) -> Played:
-    """Fork the seed and play every turn (events, user message, policy, turn checks), not
-    judging the episode. A failure is recorded in the result, never raised."""
-    episode = Episode(task, trial=trial, cache=cache, faults=faults, policy=policy.name, actor=policy.actor)
+    """Fork the seed and play every turn (events, user message, policy, and the turn checks
+    unless `judge_turns` is False), not judging the episode. A failure is recorded in the
+    result, never raised."""
+    episode = Episode(
+        task,
+        trial=trial,
+        cache=cache,
+        faults=faults,
+        policy=policy.name,
+        actor=policy.actor,
+        judge_turns=judge_turns,
+    )
     await drive(episode, policy, user_simulator)
     session = episode.session
     return Played(
@@ -153,7 +163,8 @@ async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
             return cache.footprints[key]
     done = cache.deriving[key] = anyio.Event()
     try:
-        played = await play(task, OraclePolicy(), cache=cache)
+        # Only the state the run ends in and its audit log are read: its turns go unjudged.
+        played = await play(task, OraclePolicy(), cache=cache, judge_turns=False)
         if played.status != "completed":
             cache.footprints[key] = Footprint(
                 error=f"the reference solution did not complete: {played.error}"

@@ -7,9 +7,12 @@ import anyio
 import pytest
 
 from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, SeedError, run_episode, seed_workspace
+from coworkenv.rollout.episode import Episode, EpisodeError
 from coworkenv.rollout.policies import resolve_refs
-from coworkenv.rollout.runner import reference_footprint
+from coworkenv.rollout.reference import footprint_of_run
+from coworkenv.rollout.runner import play, reference_footprint
 from coworkenv.task import Task, parse_task
+from coworkenv.verifiers import Evidence
 
 
 def ticket_task(**overrides: Any) -> Task:
@@ -235,3 +238,21 @@ async def test_episodes_that_start_together_derive_the_footprint_once() -> None:
     # one derivation, the others waited for it: the very same footprint object, none left running
     assert len(found) == 4 and all(f is found[0] for f in found)
     assert found[0].error is None and cache.deriving == {}
+
+
+async def test_the_footprint_run_plays_its_turns_unjudged_and_derives_what_a_judged_run_does() -> None:
+    task = ticket_task()
+    judged = await play(task, OraclePolicy(), cache=SeedCache())
+    unjudged = await play(task, OraclePolicy(), cache=SeedCache(), judge_turns=False)
+    assert [len(r) for r in judged.turn_results] == [len(t.checks) for t in task.turns]
+    assert unjudged.turn_results == [] and len(unjudged.timings.turns) == len(task.turns)
+    assert unjudged.workspace.content_hash() == judged.workspace.content_hash()
+
+    def evidence(played: Any) -> Evidence:
+        return Evidence(played.initial, played.workspace, played.workspace.audit.entries(), task.user_email)
+
+    from_judged = await footprint_of_run(task, evidence(judged))
+    assert (await reference_footprint(task, SeedCache())).model_dump() == from_judged.model_dump()
+    assert isinstance(unjudged.episode, Episode)
+    with pytest.raises(EpisodeError, match="without judging its turns: it has no verdict"):
+        await unjudged.episode.averdict()
