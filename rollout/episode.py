@@ -585,14 +585,18 @@ class Episode:
         verify_started = time.perf_counter()
         task, ws, initial = self.task, self.workspace, self._initial
         assert initial is not None
-        audit = ws.audit.entries()
         # The turns not played and the episode are judged on one state, often the one the
-        # last turn was judged on: what was read of it is read once.
+        # last turn was judged on: what was read of it is read once. When nothing was
+        # logged before that turn began, its calls are all the episode's.
         last = self._judged
         if last is not None and last[0] == _state_key(ws):
-            self._evidence = last[1].with_audit(audit)
+            if self._seq == 0:
+                self._evidence = last[1]
+            else:
+                self._evidence = last[1].with_audit(ws.audit.entries())
         else:
-            self._evidence = Evidence(initial, ws, audit, task.user_email)
+            self._evidence = Evidence(initial, ws, ws.audit.entries(), task.user_email)
+        audit = self._evidence.audit
         for i in range(len(self.turn_results), len(task.turns)):
             self.turn_results.append(
                 await judge_turn(

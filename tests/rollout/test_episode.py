@@ -285,3 +285,31 @@ def test_the_verdict_sees_a_change_made_after_the_last_turn_was_judged(how: str)
     assert verdict.success is (how != "written")
     comments = ep.record().diff_summary.get("tickets_comments")
     assert comments == (None if how == "written" else {"added": 1, "removed": 0, "changed": 0})
+
+
+@pytest.mark.parametrize("event_first", [False, True])
+def test_a_one_turn_verdict_reads_the_audit_log_once_and_keeps_every_entry(event_first: bool) -> None:
+    # With nothing logged before the only turn, the turn's calls are the episode's: the
+    # verdict reads no audit entry again. An event before the turn is logged first, and the
+    # record still holds it.
+    full = ticket_task()
+    first = full.turns[0]
+    if event_first:
+        first = first.model_copy(update={"events": full.turns[1].events})
+    ep = Episode(full.model_copy(update={"turns": [first], "checks": []}))
+    ep.reset()
+    ep.call("tickets_search_tickets", {"query": "login"})
+    ep.call("tickets_update_ticket", {"ticket_id": 1, "priority": "urgent"})
+    ep.reply("Done.")
+    reads: list[str] = []
+    ep.workspace.conn.set_trace_callback(lambda sql: reads.append(sql) if "FROM audit_log" in sql else None)
+    assert ep.next_turn() is None
+    record = ep.record()
+    ep.workspace.conn.set_trace_callback(None)
+    assert len(reads) == (2 if event_first else 1)
+    assert [(e.actor, e.tool) for e in record.tool_calls] == [
+        *([("event", "customer_comment")] if event_first else []),
+        ("agent", "search_tickets"),
+        ("agent", "update_ticket"),
+    ]
+    assert record.verdict is not None and record.verdict.success
