@@ -10,7 +10,8 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
    round. An endpoint that keeps failing spends no round: the slot stops, and a rerun fills it.
 Validation is CPU-bound, so by default it runs in one worker process per core
 (`concurrency` None: `os.cpu_count()` slots at once, see `process_validation`); each worker
-keeps its own seed cache, so a seed is built once per worker. With `concurrency=1` everything runs in this process.
+keeps its own seed cache, so a seed is built once per worker. With `concurrency=1`
+everything runs in this process.
 Kept tasks are written to `<out>/tasks/<id>.json` with provenance; every round is one
 line in `<out>/drafts.jsonl`, so a rerun resumes where it stopped. Task files are written
 atomically; a resume removes what an older crash may have left (a partly written task file,
