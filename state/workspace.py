@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -100,7 +100,7 @@ class Workspace:
             raise WorkspaceError(f"{path} already exists; choose a new path or open it instead")
         conn = _connect(str(path))
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        _create_tables(conn, [s.sql for s in schemas], names)
+        _create_tables(conn, [(s.name, s.sql) for s in schemas])
         conn.executemany(f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)", meta.items())
         return cls(conn, names, path)
 
@@ -318,14 +318,15 @@ class Workspace:
         self.conn.close()
 
 
-def _create_tables(conn: sqlite3.Connection, scripts: list[str], names: tuple[str, ...]) -> None:
-    """The meta and audit tables, each service's tables, change tracking and an empty base."""
+def _create_tables(conn: sqlite3.Connection, schemas: Sequence[tuple[str, str]]) -> None:
+    """The meta and audit tables, each (name, SQL) service schema's tables, change tracking
+    and an empty base."""
     conn.executescript(META_SQL + AUDIT_SQL)
-    for script in scripts:
+    for _, script in schemas:
         conn.executescript(script)
     conn.executemany(
         f"INSERT INTO {META_TABLE} (key, value) VALUES (?, ?)",
-        [("format", FORMAT), ("services", json.dumps(list(names)))],
+        [("format", FORMAT), ("services", json.dumps([name for name, _ in schemas]))],
     )
     install_tracking(conn)
     mark_base(conn)
@@ -336,7 +337,7 @@ def _empty_database(schemas: tuple[tuple[str, str], ...]) -> bytes:
     """A new workspace database of these (name, SQL) schemas, without a task id or clock."""
     conn = _connect(":memory:")
     try:
-        _create_tables(conn, [sql for _, sql in schemas], tuple(name for name, _ in schemas))
+        _create_tables(conn, schemas)
         return conn.serialize()
     finally:
         conn.close()

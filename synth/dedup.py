@@ -102,14 +102,13 @@ class KeptTasks(Sequence[Task]):
 
     def duplicate_of(self, task: Task, threshold: float = DUPLICATE_THRESHOLD) -> Task | None:
         """The first kept task that `task` nearly duplicates, if any."""
-        mine = signature(task)
-        if threshold == self._signatures.threshold:
-            found = self._signatures.first_similar(mine)
-            return None if found is None else self._tasks[found]
-        for other, theirs in zip(self._tasks, self._signatures.sets, strict=True):
-            if _jaccard(mine, theirs) >= threshold:
-                return other
-        return None
+        index = self._signatures
+        if threshold != index.threshold:  # indexed again for this threshold
+            index = SimilarSets(threshold)
+            for items in self._signatures.sets:
+                index.add(items)
+        found = index.first_similar(signature(task))
+        return None if found is None else self._tasks[found]
 
     @overload
     def __getitem__(self, index: int) -> Task: ...

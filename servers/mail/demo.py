@@ -20,7 +20,6 @@ from coworkenv.state import Workspace, format_time
 
 from . import store
 from .schema import Attachment, Folder
-from .store import files_enabled, search_index_written_at_end
 
 if TYPE_CHECKING:
     from coworkenv.world import Person, World
@@ -218,14 +217,14 @@ def populate(ws: Workspace, world: World, rng: random.Random) -> None:
     """Fill the user's mailbox with 200 messages (threads and a few drafts), inserted in
     time order so that message ids follow arrival."""
     files: list[str] = []
-    if files_enabled(ws):
+    if store.files_enabled(ws):
         files = [
             r[0] for r in ws.conn.execute("SELECT path FROM files_nodes WHERE kind = 'file' ORDER BY path")
         ]
     writer = _Writer(world, rng, world.faker("mail"), files)
     plan = _plan_threads(writer, rng)
     plan += _plan_drafts(writer, plan, rng)
-    with search_index_written_at_end(ws):
+    with store.search_index_written_at_end(ws):
         _insert(ws, world, plan)
 
 

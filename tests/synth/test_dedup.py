@@ -56,3 +56,16 @@ def test_the_index_finds_the_first_similar_set_as_comparing_with_each_does(
         index.add(items)
     expected = next((i for i, items in enumerate(kept) if _jaccard(new, items) >= threshold), None)
     assert index.first_similar(new) == expected
+
+
+def test_kept_tasks_at_another_threshold_find_what_comparing_with_each_finds() -> None:
+    tasks = [
+        build_task(family, n, Difficulty.level(1))
+        for family in ("tickets_escalate", "mail_label_by_sender")
+        for n in range(3)
+    ]
+    kept = KeptTasks(tasks[1:])
+    for threshold in (0.2, 0.4, 0.6, 0.8, 1.0):
+        expected = next((t for t in tasks[1:] if similarity(tasks[0], t) >= threshold), None)
+        assert kept.duplicate_of(tasks[0], threshold) is expected
+    assert kept.duplicate_of(tasks[0], 0.2) is not None and kept.duplicate_of(tasks[0], 1.0) is None
