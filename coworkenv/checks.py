@@ -229,10 +229,32 @@ class Fact(_Spec):
 FACT_KINDS = ("number", "date", "time", "ticket", "person", "text")
 
 
+def _context_field() -> Any:
+    return Field(
+        default_factory=list,
+        exclude_if=lambda v: not v,
+        description=(
+            "Values the text may also state without contradicting a fact, but need not: a source "
+            "figure quoted beside a computed one, a second date the message rightly names"
+        ),
+    )
+
+
 class StatesFacts(_Check):
     """Some row of `table` matching `where` states every fact in `facts` (and none of
     `absent`) in the text of `columns` taken together: a ticket comment that gives the
-    figure, a document that names the new date. Facts are compared by meaning (see Fact)."""
+    figure, a document that names the new date. Facts are compared by meaning (see Fact).
+
+    A fact is stated only as the text's claim: a mention of its value that is not negated
+    ("not 16:00", "It is not the case that ..."), not the old value of a change ("from 9 March
+    to 3 March", "instead of #62", "X is now Y"), not one of several alternatives ("#61 or #62",
+    "12-13", "between 15:00 and 16:00") nor approximate ("about EUR 400"), and with no other
+    value of the same kind asserted anywhere in the text (another amount in the same currency,
+    another count of the same noun, another ticket, another date or a weekday that does not fit
+    it, another time in the same sentence or a day elsewhere that does not fit the time,
+    another reference of the same shape). Values in the check's other `facts` and in `context`
+    may stand beside it. An `absent` fact fails the check when its value is asserted; stated
+    as the old value of a change, or negated, it is fine."""
 
     type: Literal["states"] = "states"
     table: str
@@ -240,6 +262,7 @@ class StatesFacts(_Check):
     columns: list[str] = Field(min_length=1)
     facts: list[Fact] = Field(min_length=1)
     absent: list[Fact] = Field(default_factory=list)
+    context: list[Fact] = _context_field()
 
 
 class MailSent(_Check):
@@ -250,12 +273,17 @@ class MailSent(_Check):
     Delivery is judged as the user asked: with `reply: true` it must be a reply in the
     thread of message `thread_of`; otherwise any mail to the right people counts (a reply,
     a reply-all, a new mail, a draft that was sent). A mail deleted after sending still
-    counts as sent."""
+    counts as sent.
+
+    Facts are judged as in `states`: each must be the mail's claim (not negated, not an old
+    value, not beside an alternative, no other value of its kind asserted unless listed in
+    `facts` or `context`); an `absent` fact fails when its value is asserted."""
 
     type: Literal["mail_sent"] = "mail_sent"
     to: list[str] = Field(min_length=1)
     facts: list[Fact] = Field(default_factory=list)
     absent: list[Fact] = Field(default_factory=list)
+    context: list[Fact] = _context_field()
     attachments: list[str] = Field(default_factory=list)
     thread_of: int | None = None
     reply: bool = False

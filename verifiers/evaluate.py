@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from collections.abc import Sequence
 from typing import Any
 
 from coworkenv.checks import (
@@ -26,6 +27,7 @@ from coworkenv.checks import (
 )
 from coworkenv.state import AuditEntry
 
+from . import claims
 from . import facts as fact_matchers
 from .collateral import DELIVERIES, delivery_text, new_deliveries
 from .evidence import Evidence
@@ -47,8 +49,10 @@ COMPARE = {
 async def evaluate_checks(
     checks: list[Check], evidence: Evidence, *, turn: int | None = None
 ) -> list[CheckResult]:
-    """Evaluate each check. A check that raises fails with the exception recorded; it never passes silently."""
+    """Evaluate each check. A check that raises fails with the exception recorded; it never passes silently.
+    The values the checks' facts and contexts list may stand beside any of their facts."""
     results = []
+    listed = listed_facts(checks)
     python = [c for c in checks if isinstance(c, PythonCheck)]
     judged = (
         dict(zip(map(id, python), await python_verdicts(python, evidence), strict=True)) if python else {}
@@ -64,7 +68,7 @@ async def evaluate_checks(
                 actual = await run_read_only_query_async(evidence.conn(check.state), check.query)
                 passed, message = _sql_result(check, actual)
             else:
-                passed, message = evaluate_declarative(check, evidence)
+                passed, message = evaluate_declarative(check, evidence, listed)
             results.append(
                 CheckResult(
                     id=check.id,
@@ -92,8 +96,15 @@ async def evaluate_checks(
     return results
 
 
-def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
-    """(passed, message) for a declarative check."""
+def listed_facts(checks: Sequence[Check]) -> list[Fact]:
+    """Every fact and context value the fact checks among `checks` list: a text may state
+    one of them beside another check's fact without contradicting it (a reply that gives
+    both figures two checks ask for)."""
+    return [f for c in checks if isinstance(c, StatesFacts | MailSent) for f in (*c.facts, *c.context)]
+
+
+def evaluate_declarative(check: Check, ev: Evidence, listed: Sequence[Fact] = ()) -> tuple[bool, str]:
+    """(passed, message) for a declarative check; `listed` as in `listed_facts`."""
     if isinstance(check, RowExists | RowAbsent | CountIs | FieldEquals | FieldContains):
         validate_where(check.where, ev.columns(check.table), check.table)
         found = ev.matching(check.table, check.where)
@@ -123,9 +134,9 @@ def evaluate_declarative(check: Check, ev: Evidence) -> tuple[bool, str]:
             f"no matching row's {check.column} contains {check.text!r} ({len(found)} row(s) matched)",
         )
     if isinstance(check, StatesFacts):
-        return _states_facts(check, ev)
+        return _states_facts(check, ev, listed)
     if isinstance(check, MailSent):
-        return _mail_sent(check, ev)
+        return _mail_sent(check, ev, listed)
     if isinstance(check, SqlEquals):
         return _sql_result(check, run_read_only_query(ev.conn(check.state), check.query))
     if isinstance(check, ToolCalled):
@@ -227,32 +238,58 @@ def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
     return True, "every change is within the allowed set"
 
 
-def fact_holds(text: str, fact: Fact, ev: Evidence) -> bool:
-    """Whether `text` states `fact` (see `coworkenv.checks.Fact`)."""
-
+def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ()) -> claims.Claim:
+    """What `text` claims of `fact` (see `verifiers.claims`): the values of `others` (the
+    check's other facts and its context) may stand beside it without contradicting it."""
+    t = fact_matchers.prepare(text)
+    label = fact.label()
     if fact.number is not None:
-        return fact_matchers.states_number(text, fact.number, unit=fact.unit)
+        allowed = [fact_matchers.as_decimal(o.number) for o in others if o.number is not None]
+        found = claims.number_mentions(t, fact_matchers.as_decimal(fact.number), fact.unit, allowed)
+        return claims.judge_claim(text, t, found, label)
     if fact.date is not None:
-        return fact_matchers.states_date(text, date.fromisoformat(fact.date))
+        allowed_days = [date.fromisoformat(o.date) for o in others if o.date is not None]
+        allowed_days += [o.time.date() for o in others if o.time is not None]
+        found = claims.date_mentions(t, date.fromisoformat(fact.date), allowed_days)
+        return claims.judge_claim(text, t, found, label, ranges_are_alternatives=False)
     if fact.time is not None:
-        zones = fact.zones or [ev.user_zone]
-        return fact_matchers.states_time(text, fact.time, zones=zones, date_required=fact.date_required)
+        zones = [fact_matchers.zone_of(z) for z in (fact.zones or [ev.user_zone])]
+        found = claims.time_mentions(
+            t,
+            fact.time,
+            zones,
+            fact.date_required,
+            [o.time for o in others if o.time is not None],
+            [date.fromisoformat(o.date) for o in others if o.date is not None],
+        )
+        return claims.judge_claim(text, t, found, label, ranges_are_alternatives=False)
     if fact.ticket is not None:
-        return fact_matchers.states_ticket(text, fact.ticket)
+        found = claims.ticket_mentions(t, fact.ticket, [o.ticket for o in others if o.ticket is not None])
+        return claims.judge_claim(text, t, found, label)
     if fact.person is not None:
         name = fact.name or ev.person_name(fact.person) or ""
-        return fact_matchers.states_person(text, name, fact.person)
+        return claims.judge_claim(text, t, claims.person_mentions(t, name, fact.person), label)
     assert fact.text is not None
-    return fact_matchers.states_text(text, fact.text)
+    found = claims.text_mentions(t, fact.text, [o.text for o in others if o.text is not None])
+    return claims.judge_claim(text, t, found, label)
 
 
-def _facts_missing(text: str, facts: list[Fact], absent: list[Fact], ev: Evidence) -> list[str]:
-    missing = [f"does not state {f.label()}" for f in facts if not fact_holds(text, f, ev)]
-    missing += [f"states {f.label()}, which it must not" for f in absent if fact_holds(text, f, ev)]
+def _facts_missing(
+    text: str, facts: list[Fact], absent: list[Fact], listed: Sequence[Fact], ev: Evidence
+) -> list[str]:
+    """Why `text` does not state every fact alone and unnegated, or states an absent one."""
+    missing = []
+    for fact in facts:
+        claim = fact_claim(text, fact, ev, [*(f for f in facts if f is not fact), *listed])
+        if not claim.stated:
+            missing.append(claim.reason)
+    for fact in absent:
+        if fact_claim(text, fact, ev, [*facts, *listed]).asserted:
+            missing.append(f"states {fact.label()}, which it must not")
     return missing
 
 
-def _states_facts(check: StatesFacts, ev: Evidence) -> tuple[bool, str]:
+def _states_facts(check: StatesFacts, ev: Evidence, listed: Sequence[Fact]) -> tuple[bool, str]:
     known = ev.columns(check.table)
     validate_where(check.where, known, check.table)
     for column in check.columns:
@@ -264,7 +301,7 @@ def _states_facts(check: StatesFacts, ev: Evidence) -> tuple[bool, str]:
     best: list[str] = []
     for row in found:
         text = "\n".join("" if row[c] is None else str(row[c]) for c in check.columns)
-        missing = _facts_missing(text, check.facts, check.absent, ev)
+        missing = _facts_missing(text, check.facts, check.absent, [*check.context, *listed], ev)
         if not missing:
             return True, f"a matching row of {check.table} states every fact"
         if not best or len(missing) < len(best):
@@ -272,7 +309,7 @@ def _states_facts(check: StatesFacts, ev: Evidence) -> tuple[bool, str]:
     return False, f"no matching row of {check.table} states the facts: closest {'; '.join(best)}"
 
 
-def _mail_sent(check: MailSent, ev: Evidence) -> tuple[bool, str]:
+def _mail_sent(check: MailSent, ev: Evidence, listed: Sequence[Fact]) -> tuple[bool, str]:
     wanted = {a.lower() for a in check.to}
     thread = None
     if check.thread_of is not None:
@@ -296,7 +333,9 @@ def _mail_sent(check: MailSent, ev: Evidence) -> tuple[bool, str]:
         if missing_files:
             closest = f"the mail lacks the attachment(s) {', '.join(missing_files)}"
             continue
-        missing = _facts_missing(delivery_text(delivery), check.facts, check.absent, ev)
+        missing = _facts_missing(
+            delivery_text(delivery), check.facts, check.absent, [*check.context, *listed], ev
+        )
         if missing:
             closest = "the mail " + "; ".join(missing)
             continue

@@ -146,7 +146,7 @@ READINGS_KEPT = 1024
 
 
 @lru_cache(maxsize=READINGS_KEPT)
-def _prepare(text: str) -> str:
+def prepare(text: str) -> str:
     """Folded, every whitespace run one space, one newline, or a blank line (paragraph)."""
     return re.sub(r"\s+", _squash_space, _fold(text))
 
@@ -157,7 +157,7 @@ def _plain(text: str) -> str:
     return " ".join(_fold(text).split())
 
 
-class _Spans:
+class Spans:
     """Sorted, merged [start, end) spans, asked whether a range overlaps any of them."""
 
     def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
@@ -183,8 +183,12 @@ def _index(spec: str, first: int = 0) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------
 # Numbers
 
-_CURRENCY_CODES = ("usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "inr", "cny", "sek", "nok", "dkk", "pln")
-_CURRENCY_SIGNS = "$€£¥₹"
+#: ISO 4217 codes read as money: every currency a world profile uses, and the common others.
+CURRENCY_CODES = (
+    *("usd", "eur", "gbp", "chf", "jpy", "cad", "aud", "nzd", "sgd", "hkd", "inr", "cny", "sek", "nok"),
+    *("dkk", "pln", "czk", "huf", "zar", "brl", "mxn", "krw", "aed", "sar", "ils", "thb", "myr", "twd"),
+)
+CURRENCY_SIGNS = "$€£¥₹"
 _UNIT_ALIASES = {
     "eur": ("eur", "€", "euro", "euros"),
     "usd": ("usd", "$", "us$"),
@@ -195,7 +199,7 @@ _UNIT_ALIASES = {
 }
 _ATOM = re.compile(r"[0-9]+(?:[.,'_][0-9]+)*")
 _WORD = re.compile(r"[^\W_]+(?:[-_][^\W_]+)*")
-_CURRENCY_PREFIXED = re.compile(rf"(?:{'|'.join(_CURRENCY_CODES)})[0-9_]+")
+_CURRENCY_PREFIXED = re.compile(rf"(?:{'|'.join(CURRENCY_CODES)})[0-9_]+")
 _SPACE_HEAD = re.compile(r"[1-9][0-9]{0,2}")
 _SPACE_GROUP = re.compile(r"[0-9]{3}")
 _SPACE_LAST = re.compile(r"[0-9]{3}(?:[.,][0-9]+)?")
@@ -222,7 +226,7 @@ _NUMBER_WORDS = {*_SMALL, *_TENS, *_SCALES, "hundred"}
 
 
 @dataclass(frozen=True)
-class _Number:
+class NumberMention:
     start: int
     end: int
     values: tuple[Decimal, ...]
@@ -261,7 +265,7 @@ def _readings(run: str) -> list[Decimal]:
     return [Decimal("".join(groups[:-1]) + "." + groups[-1])]
 
 
-def _identifier_spans(t: str) -> _Spans:
+def _identifier_spans(t: str) -> Spans:
     """Words where a letter comes before a digit (INV-2026-4555, v2, 15h30), except a
     currency code glued to an amount (EUR45)."""
     spans = []
@@ -273,7 +277,7 @@ def _identifier_spans(t: str) -> _Spans:
         last_digit = max(word.rfind(d) for d in "0123456789")
         if first_letter < last_digit and not _CURRENCY_PREFIXED.fullmatch(word):
             spans.append((m.start(), m.end()))
-    return _Spans(spans)
+    return Spans(spans)
 
 
 def _runs(t: str) -> Iterator[tuple[int, int]]:
@@ -301,14 +305,14 @@ def _runs(t: str) -> Iterator[tuple[int, int]]:
 def _signed(t: str, start: int) -> tuple[int, int]:
     """(sign, start including the sign) for a run starting at `start`."""
     k = start - 1
-    if k >= 0 and t[k] in _CURRENCY_SIGNS:
+    if k >= 0 and t[k] in CURRENCY_SIGNS:
         k -= 1
     if k >= 0 and t[k] in "+-" and (k == 0 or not t[k - 1].isalnum()):
         return (-1 if t[k] == "-" else 1), k
     return 1, start
 
 
-def _digit_numbers(t: str, dates: _Spans) -> Iterator[_Number]:
+def _digit_numbers(t: str, dates: Spans) -> Iterator[NumberMention]:
     identifiers = _identifier_spans(t)
     for start, end in _runs(t):
         if identifiers.overlaps(start, end) or dates.overlaps(start, end):
@@ -327,10 +331,10 @@ def _digit_numbers(t: str, dates: _Spans) -> Iterator[_Number]:
             values = [v * factor for v in values]
             end = suffix.end()
         sign, start = _signed(t, start)
-        yield _Number(start, end, tuple(_tidy(sign * v) for v in values))
+        yield NumberMention(start, end, tuple(_tidy(sign * v) for v in values))
 
 
-def _word_numbers(t: str) -> Iterator[_Number]:
+def _word_numbers(t: str) -> Iterator[NumberMention]:
     """English number words: twelve, forty-five, one hundred and five, two thousand ten."""
     words = [m for m in re.finditer(r"[a-z]+", t)]
     i = 0
@@ -358,7 +362,7 @@ def _word_numbers(t: str) -> Iterator[_Number]:
         i = j
 
 
-def _parse_words(run: list[re.Match[str]]) -> Iterator[_Number]:
+def _parse_words(run: list[re.Match[str]]) -> Iterator[NumberMention]:
     total = group = 0
     last = ""  # kind of the last word: small, tens, hundred, scale
     last_scale = 10**12
@@ -369,7 +373,7 @@ def _parse_words(run: list[re.Match[str]]) -> Iterator[_Number]:
             value = _SMALL.get(word, _TENS.get(word, 0))
             fits = last in ("hundred", "scale") or (last == "tens" and word in _SMALL and 1 <= value <= 9)
             if start >= 0 and not fits:
-                yield _Number(start, end, (Decimal(total + group),))
+                yield NumberMention(start, end, (Decimal(total + group),))
                 total = group = 0
                 last_scale = 10**12
                 start = -1
@@ -387,22 +391,22 @@ def _parse_words(run: list[re.Match[str]]) -> Iterator[_Number]:
             last = "scale"
         else:
             if start >= 0:
-                yield _Number(start, end, (Decimal(total + group),))
+                yield NumberMention(start, end, (Decimal(total + group),))
             total = group = 0
             last, last_scale, start = "", 10**12, -1
             continue
         end = m.end()
     if start >= 0:
-        yield _Number(start, end, (Decimal(total + group),))
+        yield NumberMention(start, end, (Decimal(total + group),))
 
 
 @lru_cache(maxsize=READINGS_KEPT)
-def _numbers(t: str) -> tuple[_Number, ...]:
-    dates = _Spans((d.start, d.end) for d in _date_mentions(t) if d.full)
+def number_spans(t: str) -> tuple[NumberMention, ...]:
+    dates = Spans((d.start, d.end) for d in date_mentions(t) if d.full)
     return tuple(sorted([*_digit_numbers(t, dates), *_word_numbers(t)], key=lambda n: n.start))
 
 
-def _as_decimal(value: float | int | str) -> Decimal:
+def as_decimal(value: float | int | str) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise TypeError(f"a number must be an int, float or str, not {type(value).__name__}")
     try:
@@ -414,7 +418,7 @@ def _as_decimal(value: float | int | str) -> Decimal:
     return number
 
 
-def _has_unit(t: str, number: _Number, unit: str) -> bool:
+def has_unit(t: str, number: NumberMention, unit: str) -> bool:
     folded = _plain(unit)
     if folded in ("%", "percent"):
         return _PERCENT.match(t, number.end) is not None
@@ -432,21 +436,21 @@ def _has_unit(t: str, number: _Number, unit: str) -> bool:
 def numbers_in(text: str) -> list[Decimal]:
     """Every number `text` states, in order; an ambiguous one (45,550) gives both readings,
     the grouped one first. See the module docstring for what counts as a number."""
-    return [v for n in _numbers(_prepare(text)) for v in n.values]
+    return [v for n in number_spans(prepare(text)) for v in n.values]
 
 
 def number_mentions(text: str) -> list[tuple[Decimal, ...]]:
     """Each number `text` states, in order, as its readings (two for an ambiguous 45,550)."""
-    return [n.values for n in _numbers(_prepare(text))]
+    return [n.values for n in number_spans(prepare(text))]
 
 
 def states_number(text: str, value: float | int | str, *, unit: str | None = None) -> bool:
     """Whether `text` states a number equal to `value` (exactly, as a Decimal), whatever its
     format; with `unit`, that unit must go with it ("%": a percent sign or "percent" after)."""
-    wanted = _as_decimal(value)
-    t = _prepare(text)
-    for number in _numbers(t):
-        if wanted in number.values and (unit is None or _has_unit(t, number, unit)):
+    wanted = as_decimal(value)
+    t = prepare(text)
+    for number in number_spans(t):
+        if wanted in number.values and (unit is None or has_unit(t, number, unit)):
             return True
     return False
 
@@ -495,7 +499,7 @@ _WEEKDAY_ALONE = re.compile(rf"(?<![a-z])(?P<wd>{'|'.join(_FULL_WEEKDAYS)})(?![a
 
 
 @dataclass(frozen=True)
-class _DateMention:
+class DateMention:
     start: int
     end: int
     days: tuple[tuple[int | None, int, int], ...]  # (year or None, month, day) readings
@@ -518,7 +522,7 @@ def _valid(year: int | None, month: int, day: int) -> bool:
     return True
 
 
-def _mention(m: re.Match[str], days: list[tuple[int | None, int, int]]) -> _DateMention | None:
+def _mention(m: re.Match[str], days: list[tuple[int | None, int, int]]) -> DateMention | None:
     days = [d for d in days if _valid(*d)]
     weekday = _WEEKDAYS[m.group("wd")] if m.group("wd") else None
     if not days:
@@ -526,13 +530,13 @@ def _mention(m: re.Match[str], days: list[tuple[int | None, int, int]]) -> _Date
     if weekday is not None:
         # a weekday that fits no reading leaves a mention that names no day
         days = [d for d in days if d[0] is None or dt.date(d[0], d[1], d[2]).weekday() == weekday]
-    return _DateMention(m.start(), m.end(), tuple(days), weekday, True)
+    return DateMention(m.start(), m.end(), tuple(days), weekday, True)
 
 
 @lru_cache(maxsize=READINGS_KEPT)
-def _date_mentions(t: str) -> tuple[_DateMention, ...]:
+def date_mentions(t: str) -> tuple[DateMention, ...]:
     """Every date named in prepared text `t`, and every full weekday name outside them."""
-    found: list[_DateMention | None] = []
+    found: list[DateMention | None] = []
     for pattern in _NAMED_DATES:
         for m in pattern.finditer(t):
             year = int(m.group("y")) if m.group("y") else None
@@ -547,17 +551,17 @@ def _date_mentions(t: str) -> tuple[_DateMention, ...]:
             readings.append((year, a, b))
         found.append(_mention(m, readings))
     mentions = [d for d in found if d is not None]
-    spans = _Spans((d.start, d.end) for d in mentions)
+    spans = Spans((d.start, d.end) for d in mentions)
     for m in _WEEKDAY_ALONE.finditer(t):
         if not spans.overlaps(m.start(), m.end()):
-            mentions.append(_DateMention(m.start(), m.end(), (), _WEEKDAYS[m.group("wd")], False))
+            mentions.append(DateMention(m.start(), m.end(), (), _WEEKDAYS[m.group("wd")], False))
     return tuple(sorted(mentions, key=lambda d: d.start))
 
 
 def states_date(text: str, day: dt.date) -> bool:
     """Whether `text` names calendar day `day` (a year, when given, must match; a weekday,
     when given, must be right). See the module docstring for the forms read."""
-    return any(d.full and d.names(day) for d in _date_mentions(_prepare(text)))
+    return any(d.full and d.names(day) for d in date_mentions(prepare(text)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -642,7 +646,7 @@ _ZONE_AFTER = re.compile(
 
 
 @dataclass(frozen=True)
-class _TimeMention:
+class TimeMention:
     start: int
     end: int
     minute: int  # minutes since midnight
@@ -655,14 +659,14 @@ def _iana_names() -> dict[str, str]:
 
 
 @cache
-def _zone(name: str) -> dt.tzinfo:
+def zone_of(name: str) -> dt.tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown time zone {name!r}; give an IANA name like 'Europe/Berlin'") from None
 
 
-def _named_zone(t: str, end: int) -> tuple[dt.tzinfo | None, int]:
+def named_zone(t: str, end: int) -> tuple[dt.tzinfo | None, int]:
     """The zone named right after a time ending at `end`, and where that name ends."""
     m = _ZONE_AFTER.match(t, end)
     if m is None:
@@ -677,8 +681,8 @@ def _named_zone(t: str, end: int) -> tuple[dt.tzinfo | None, int]:
         return dt.timezone(-offset if sign == "-" else offset), stop
     if m.group("iana"):
         name = _iana_names().get(m.group("iana"))
-        return (_zone(name), stop) if name else (None, end)
-    return _zone(_ZONE_NAMES[m.group("word")]), stop
+        return (zone_of(name), stop) if name else (None, end)
+    return zone_of(_ZONE_NAMES[m.group("word")]), stop
 
 
 def _clock(hour: str, minute: str | None, meridiem: str | None) -> int | None:
@@ -695,11 +699,11 @@ def _clock(hour: str, minute: str | None, meridiem: str | None) -> int | None:
     return h * 60 + mi
 
 
-def _time_mentions(t: str, dates: _Spans) -> Iterator[_TimeMention]:
+def time_mentions(t: str, dates: Spans) -> Iterator[TimeMention]:
     for m in _TIME.finditer(t):
         if dates.overlaps(m.start(), m.end()):
             continue
-        zone, _ = _named_zone(t, m.end())
+        zone, _ = named_zone(t, m.end())
         h1, m1, a1, h2, m2, a2 = m.group("h1", "m1", "a1", "h2", "m2", "a2")
         second = _clock(h2, m2, a2) if h2 is not None and (m2 or a2) else None
         first = None
@@ -709,13 +713,13 @@ def _time_mentions(t: str, dates: _Spans) -> Iterator[_TimeMention]:
                 first = _clock(h1, m1, "a" if a2 == "p" else "p")
         for minute in (first, second):
             if minute is not None:
-                yield _TimeMention(m.start(), m.end(), minute, zone)
+                yield TimeMention(m.start(), m.end(), minute, zone)
     for m in _NOON.finditer(t):
-        zone, _ = _named_zone(t, m.end())
-        yield _TimeMention(m.start(), m.end(), 0 if m.group("w") == "midnight" else 720, zone)
+        zone, _ = named_zone(t, m.end())
+        yield TimeMention(m.start(), m.end(), 0 if m.group("w") == "midnight" else 720, zone)
 
 
-def _sentence_bounds(t: str, spans: _Spans) -> list[int]:
+def sentence_bounds(t: str, spans: Spans) -> list[int]:
     """Where sentences of `t` end, outside the given spans (the dot of "p.m." or "Mar."
     ends nothing); a mention's sentence is `bisect_left(bounds, mention.start)`."""
     return [
@@ -723,6 +727,58 @@ def _sentence_bounds(t: str, spans: _Spans) -> list[int]:
         for m in re.finditer(r"[.!?;](?=\s|$)|\n\n", t)
         if not spans.overlaps(m.start(), m.start() + 1)
     ]
+
+
+@dataclass(frozen=True)
+class TimeLayout:
+    """The dates and times a prepared text names, and where its sentences end."""
+
+    dates: tuple[DateMention, ...]
+    times: tuple[TimeMention, ...]
+    bounds: list[int]
+
+    def sentence(self, at: int) -> int:
+        """The index of the sentence holding position `at`."""
+        return bisect_left(self.bounds, at)
+
+    def dates_in(self, sentence: int) -> list[DateMention]:
+        return [d for d in self.dates if self.sentence(d.start) == sentence]
+
+
+@lru_cache(maxsize=READINGS_KEPT)
+def time_layout(t: str) -> TimeLayout:
+    """The dates, times and sentence ends of prepared text `t`."""
+    dates = date_mentions(t)
+    full_dates = Spans((d.start, d.end) for d in dates if d.full)
+    times = tuple(time_mentions(t, full_dates))
+    bounds = sentence_bounds(
+        t, Spans([*((d.start, d.end) for d in dates), *((m.start, m.end) for m in times)])
+    )
+    return TimeLayout(dates, times, bounds)
+
+
+def times_naming(
+    t: str, instant: dt.datetime, zones: Sequence[dt.tzinfo], *, date_required: bool = False
+) -> list[tuple[TimeMention, dt.date]]:
+    """The time mentions of prepared text `t` that name `instant` (in the zone named after
+    them, else in one of `zones`), each with the local date it names; dates in the same
+    sentence agree with that date (and, with `date_required`, state it)."""
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise ValueError(f"instant {instant.isoformat()} has no time zone; give an aware datetime")
+    layout = time_layout(t)
+    found = []
+    for mention in layout.times:
+        for zone in [mention.zone] if mention.zone else zones:
+            local = instant.astimezone(zone)
+            if local.hour * 60 + local.minute != mention.minute:
+                continue
+            near = layout.dates_in(layout.sentence(mention.start))
+            agrees = not near or any(d.names(local.date()) for d in near)
+            stated = any(d.full and d.names(local.date()) for d in near)
+            if agrees and (stated or not date_required):
+                found.append((mention, local.date()))
+                break
+    return found
 
 
 def states_time(
@@ -736,35 +792,8 @@ def states_time(
     time or else in one of `zones` (IANA names); dates in the same sentence must agree with
     the local date, and with `date_required` that sentence must state it. See the module
     docstring for the forms read."""
-    if instant.tzinfo is None or instant.utcoffset() is None:
-        raise ValueError(f"instant {instant.isoformat()} has no time zone; give an aware datetime")
-    default_zones = [_zone(z) for z in zones]
-    t = _prepare(text)
-    dates = _date_mentions(t)
-    full_dates = _Spans((d.start, d.end) for d in dates if d.full)
-    times = list(_time_mentions(t, full_dates))
-    bounds = _sentence_bounds(
-        t, _Spans([*((d.start, d.end) for d in dates), *((m.start, m.end) for m in times)])
-    )
-    by_sentence: dict[int, list[_DateMention]] = {}
-    for d in dates:
-        by_sentence.setdefault(bisect_left(bounds, d.start), []).append(d)
-    verdicts: dict[tuple[int, dt.date], bool] = {}
-    for mention in times:
-        for zone in [mention.zone] if mention.zone else default_zones:
-            local = instant.astimezone(zone)
-            if local.hour * 60 + local.minute != mention.minute:
-                continue
-            sentence = bisect_left(bounds, mention.start)
-            key = (sentence, local.date())
-            if key not in verdicts:
-                near = by_sentence.get(sentence, [])
-                agrees = not near or any(d.names(local.date()) for d in near)
-                stated = any(d.full and d.names(local.date()) for d in near)
-                verdicts[key] = agrees and (stated or not date_required)
-            if verdicts[key]:
-                return True
-    return False
+    default_zones = [zone_of(z) for z in zones]
+    return bool(times_naming(prepare(text), instant, default_zones, date_required=date_required))
 
 
 # ---------------------------------------------------------------------------------------
@@ -777,14 +806,25 @@ _TICKET_REF = re.compile(
 )
 
 
+def ticket_mentions(t: str) -> list[tuple[int, int, int]]:
+    """Every ticket reference in prepared text `t`, as (start, end, ticket id); each id of a
+    list ("tickets 60, 61 and 62") is a mention of its own."""
+    found = []
+    for m in _TICKET_REF.finditer(t):
+        if m.group("hash"):
+            if len(m.group("hash")) <= 18:
+                found.append((m.start(), m.end(), int(m.group("hash"))))
+            continue
+        for n in re.finditer(r"[0-9]+", m.group("list")):
+            if len(n.group()) <= 18:
+                found.append((m.start("list") + n.start(), m.start("list") + n.end(), int(n.group())))
+    return found
+
+
 def states_ticket(text: str, ticket_id: int) -> bool:
     """Whether `text` refers to ticket `ticket_id` (#61, ticket 61, ticket no. 61, Ticket-61,
     tickets 60 and 61); a bare number, (61), T-61 or #610 do not refer to ticket 61."""
-    for m in _TICKET_REF.finditer(_prepare(text)):
-        ids = [m.group("hash")] if m.group("hash") else re.findall(r"[0-9]+", m.group("list"))
-        if any(len(i) <= 18 and int(i) == ticket_id for i in ids):
-            return True
-    return False
+    return any(i == ticket_id for _, _, i in ticket_mentions(prepare(text)))
 
 
 _TITLES = {"dr", "mr", "mrs", "ms", "miss", "mx", "prof", "professor", "sir", "dame", "herr", "frau"}
@@ -804,26 +844,48 @@ def _token_pattern(token: str) -> str:
     return re.escape(token).replace(r"\-", r"[-\s]?").replace("'", "'?")
 
 
-def states_person(text: str, name: str, email: str) -> bool:
-    """Whether `text` names the person by full name (titles and suffixes ignored, "Last,
-    First" too) or by email address; the first name alone does not count."""
+def person_spans(t: str, name: str, email: str) -> list[tuple[int, int]]:
+    """Where prepared text `t` names the person, by full name or email address."""
     tokens = _name_tokens(name)
     address = _plain(email)
     if not tokens and not address:
         raise ValueError("give a name or an email address to look for")
-    t = _prepare(text)
-    if address and re.search(r"(?<![\w.+-])" + re.escape(address) + r"(?![\w-]|\.\w)", t):
-        return True
-    if not tokens:
-        return False
-    parts = [_token_pattern(tok) for tok in tokens]
-    title = rf"(?:(?:{'|'.join(sorted(_TITLES))})\.?\s)?"
-    orders = [parts[0] + (r"\s(?:[a-z]\.?\s)?" + r"\s".join(parts[1:]) if len(parts) > 1 else "")]
-    orders += [
-        r"\s".join(parts[k:]) + r"\s?,\s?" + title + r"\s".join(parts[:k]) for k in range(1, len(parts))
-    ]
-    pattern = r"(?<![^\W_])(?:" + "|".join(orders) + r")(?![^\W_])"
-    return re.search(pattern, t) is not None
+    spans = []
+    if address:
+        pattern = r"(?<![\w.+-])" + re.escape(address) + r"(?![\w-]|\.\w)"
+        spans += [(m.start(), m.end()) for m in re.finditer(pattern, t)]
+    if tokens:
+        parts = [_token_pattern(tok) for tok in tokens]
+        title = rf"(?:(?:{'|'.join(sorted(_TITLES))})\.?\s)?"
+        orders = [parts[0] + (r"\s(?:[a-z]\.?\s)?" + r"\s".join(parts[1:]) if len(parts) > 1 else "")]
+        orders += [
+            r"\s".join(parts[k:]) + r"\s?,\s?" + title + r"\s".join(parts[:k]) for k in range(1, len(parts))
+        ]
+        pattern = r"(?<![^\W_])(?:" + "|".join(orders) + r")(?![^\W_])"
+        spans += [(m.start(), m.end()) for m in re.finditer(pattern, t)]
+    return sorted(spans)
+
+
+def states_person(text: str, name: str, email: str) -> bool:
+    """Whether `text` names the person by full name (titles and suffixes ignored, "Last,
+    First" too) or by email address; the first name alone does not count."""
+    return bool(person_spans(prepare(text), name, email))
+
+
+def phrase_pattern(phrase: str) -> str:
+    """The pattern `states_text` looks for: the phrase on word boundaries, any whitespace
+    between its words; a phrase with digits matched whatever its separators."""
+    wanted = _plain(phrase)
+    if not wanted:
+        raise ValueError("the phrase to look for is empty")
+    if any(c.isdigit() for c in wanted):
+        return _identifier_pattern(wanted)
+    pattern = re.escape(wanted).replace("\\ ", r"\s")
+    if wanted[0].isalnum():
+        pattern = r"(?<![^\W_])" + pattern
+    if wanted[-1].isalnum():
+        pattern += r"(?![^\W_])"
+    return pattern
 
 
 def states_text(text: str, phrase: str) -> bool:
@@ -831,17 +893,7 @@ def states_text(text: str, phrase: str) -> bool:
     and typographic quotes and dashes. A phrase with digits (an order number, a version) is
     matched whatever the separators between its letter and digit runs (PO-7781 = PO 7781 =
     PO7781; 4.2.1 also in v4.2.1), but never inside a longer number."""
-    wanted = _plain(phrase)
-    if not wanted:
-        raise ValueError("the phrase to look for is empty")
-    if any(c.isdigit() for c in wanted):
-        return re.search(_identifier_pattern(wanted), _plain(text)) is not None
-    pattern = re.escape(wanted)
-    if wanted[0].isalnum():
-        pattern = r"(?<![^\W_])" + pattern
-    if wanted[-1].isalnum():
-        pattern += r"(?![^\W_])"
-    return re.search(pattern, _plain(text)) is not None
+    return re.search(phrase_pattern(phrase), _plain(text)) is not None
 
 
 def _identifier_pattern(wanted: str) -> str:
@@ -881,12 +933,12 @@ def _spread_match(t: str, secret: str) -> bool:
 
 def _secret_number(secret: str) -> tuple[Decimal, ...]:
     """The readings of a secret that is one number with at most a currency or percent sign."""
-    t = _prepare(secret)
-    numbers = _numbers(t)
+    t = prepare(secret)
+    numbers = number_spans(t)
     if len(numbers) != 1:
         return ()
-    rest = (t[: numbers[0].start] + " " + t[numbers[0].end :]).strip(" %" + _CURRENCY_SIGNS)
-    return numbers[0].values if rest in ("", *_CURRENCY_CODES) else ()
+    rest = (t[: numbers[0].start] + " " + t[numbers[0].end :]).strip(" %" + CURRENCY_SIGNS)
+    return numbers[0].values if rest in ("", *CURRENCY_CODES) else ()
 
 
 def _digit_windows(t: str) -> Iterator[str]:

@@ -325,7 +325,9 @@ async def test_the_right_figures_next_to_the_draft_ones_fail(figure_task: Task, 
         [*reads(figure_task), step("mail_reply", message_id=request_id(figure_task), body=body)],
         cache,
     )
-    assert (record.success, record.score, failed(record)) == (False, 0.5, ["reply-figure-0"])
+    # The draft's total is asserted beside the right one (an absent fact of the first
+    # figure), and it is another amount in the same currency, which contradicts the second.
+    assert (record.success, record.score, failed(record)) == (False, 0.0, ["reply-figure-0", "reply-figure-1"])
 
 
 async def test_figures_ten_times_too_large_fail(figure_task: Task, cache: SeedCache) -> None:
