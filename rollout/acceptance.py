@@ -2,7 +2,8 @@
 each of which must PASS. Harmless extra reads and marks, reply-all (where it copies no
 outside address), texts rewritten in other formats that keep the facts (ISO dates in words,
 24h times in 12h, "#61" as "ticket number 61", grouped thousands), a multi-field update
-split into two calls, a new mail saved as a draft and then sent.
+split into two calls, a new mail saved as a draft and then sent, a message wrapped in
+courtesy, a new value stated with the old one it replaces (see `rollout.text_variants`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
 
+from .text_variants import courteous_variants, old_value_variants
 from .variants import FREE_TEXT, UPDATE_KEYS, Variant, prepend_steps, replace_step, step_of, unrelated
 
 
@@ -20,6 +22,8 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
     """Right variants the contract requires to pass."""
     out: list[Variant] = []
     out += _harmless_extras(task, seed, footprint)
+    out += courteous_variants(task)
+    out += old_value_variants(task, seed)
     for i, turn in enumerate(task.turns):
         for j, step in enumerate(turn.solution):
             if step.expect_error:

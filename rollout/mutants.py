@@ -5,7 +5,10 @@ service (trash, archive, delete, cancel, close, rename, junk create, outside mai
 column of the same seed object changed, every figure in written text made wrong (x10, /100,
 +1), a document replaced by the strings the checks look for, earlier turns undone, a secret
 leaked in disguise (spread out, separators removed, in the subject, sent then deleted,
-attached through a temporary copy), an ambiguous turn acted on by guessing instead of asking.
+attached through a temporary copy), an ambiguous turn acted on by guessing instead of asking,
+and every checked value kept in the text but made not the claim (hedged, negated, restated
+with a wrong value, given backwards, beside a wrong weekday) or the message left without
+content (see `rollout.text_variants`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
 
+from .text_variants import blank_mutants, claim_mutants
 from .variants import (
     FREE_TEXT,
     UPDATE_KEYS,
@@ -61,6 +65,8 @@ def mutants(task: Task, seed: Workspace, footprint: Footprint) -> list[Variant]:
     out += _undo_mutants(task, seed)
     out += _leak_mutants(task, seed)
     out += guessing_mutants(task)
+    out += claim_mutants(task, seed)
+    out += blank_mutants(task, seed)
     return out
 
 

@@ -13,8 +13,8 @@ claim. A mention of the value counts when it is:
 - uncontradicted: no other value of the same kind and quantity is asserted anywhere in the
   text, unless the check lists that value too (another of its facts, or its `context`):
   another amount in the same currency or percentage, another count of the same noun, another
-  ticket, another date or a weekday that does not fit the date, another time in the same
-  sentence or a day elsewhere that does not fit the time, another reference of the same shape
+  ticket, another date or a weekday that does not fit the date, another time or a day (in a
+  sentence without a time of its own) that does not fit the time, another reference of the same shape
   (GO-39257 beside GO-95359).
 
 An `absent` fact is violated when its value is asserted (even hedged); naming it in its old
@@ -60,7 +60,7 @@ class Mention:
 
     `wanted`: it names the fact's value. `allowed`: it names a value the check also lists.
     `groups`: what it competes with; two mentions compete when they share a group (an
-    amount in EUR, a count of headsets, the tickets, the times of one sentence)."""
+    amount in EUR, a count of headsets, the tickets, the times)."""
 
     start: int
     end: int
@@ -86,26 +86,181 @@ class Claim:
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?|[0-9][0-9.,:]*|[^\sa-z0-9]")
 # Words that may stand between a cue and the value it bears on: "not at 16:00", "not the
 # EUR 400", "instead of ticket #62", "was set to 5 March".
-_FILLER = frozenset(
-    """a an the at on in for by of to is are was were be been being it its this that set exactly
-    just precisely actually really currently now ticket tickets issue incident number no nr id
-    our your their my his her amount total sum price figure value date day time slot reference
-    ref equal equals as which with : # ( ) " ' . , - $ € £ ¥ ₹ per cent percent""".split()
-) | frozenset(facts.CURRENCY_CODES) | frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun".split()
+_FILLER = (
+    frozenset(
+        [
+            "a",
+            "an",
+            "the",
+            "at",
+            "on",
+            "in",
+            "for",
+            "by",
+            "of",
+            "to",
+            "is",
+            "are",
+            "was",
+            "were",
+            "be",
+            "been",
+            "being",
+            "it",
+            "its",
+            "this",
+            "that",
+            "set",
+            "exactly",
+            "just",
+            "precisely",
+            "actually",
+            "really",
+            "currently",
+            "now",
+            "ticket",
+            "tickets",
+            "issue",
+            "incident",
+            "number",
+            "no",
+            "nr",
+            "id",
+            "our",
+            "your",
+            "their",
+            "my",
+            "his",
+            "her",
+            "amount",
+            "total",
+            "sum",
+            "price",
+            "figure",
+            "value",
+            "date",
+            "day",
+            "time",
+            "slot",
+            "reference",
+            "ref",
+            "equal",
+            "equals",
+            "as",
+            "which",
+            "with",
+            ":",
+            "#",
+            "(",
+            ")",
+            '"',
+            "'",
+            ".",
+            ",",
+            "-",
+            "$",
+            "€",
+            "£",
+            "¥",
+            "₹",
+            "per",
+            "cent",
+            "percent",
+        ]
+    )
+    | frozenset(facts.CURRENCY_CODES)
+    | frozenset(
+        [
+            "monday",
+            "tuesday",
+            "wednesday",
+            "thursday",
+            "friday",
+            "saturday",
+            "sunday",
+            "mon",
+            "tue",
+            "tues",
+            "wed",
+            "thu",
+            "thur",
+            "thurs",
+            "fri",
+            "sat",
+            "sun",
+        ]
+    )
 )
 _NEGATION = frozenset(
-    """not never isn't aren't wasn't weren't doesn't don't didn't won't cannot can't couldn't
-    shouldn't neither nor except excluding wrong incorrect false untrue invalid""".split()
+    [
+        "not",
+        "no",
+        "never",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "doesn't",
+        "don't",
+        "didn't",
+        "won't",
+        "cannot",
+        "can't",
+        "couldn't",
+        "shouldn't",
+        "neither",
+        "nor",
+        "except",
+        "excluding",
+        "wrong",
+        "incorrect",
+        "false",
+        "untrue",
+        "invalid",
+    ]
 )
 _OLD = frozenset(
-    """previously formerly originally old earlier prior replacing replaces replaced superseding
-    superseded outdated obsolete""".split()
+    [
+        "previously",
+        "formerly",
+        "originally",
+        "old",
+        "earlier",
+        "prior",
+        "replacing",
+        "replaces",
+        "replaced",
+        "superseding",
+        "superseded",
+        "outdated",
+        "obsolete",
+    ]
 )
 _TWO_WORD_OLD = {("instead", "of"), ("rather", "than"), ("other", "than"), ("in", "place"), ("no", "longer")}
 _APPROXIMATE = frozenset(
-    """about around approximately approx roughly circa ca some maybe perhaps possibly probably
-    likely nearly almost either between guess guessing estimate estimated""".split()
+    [
+        "about",
+        "around",
+        "approximately",
+        "approx",
+        "roughly",
+        "circa",
+        "ca",
+        "some",
+        "maybe",
+        "perhaps",
+        "possibly",
+        "probably",
+        "likely",
+        "nearly",
+        "almost",
+        "either",
+        "between",
+        "guess",
+        "guessing",
+        "estimate",
+        "estimated",
+    ]
 )
 _TWO_WORD_APPROXIMATE = {
     ("at", "least"),
@@ -135,6 +290,7 @@ _CHANGE_VERB = re.compile(
     r"|reduc|cut|went|go(?:es|ne)?|rose|fell|drop|revis|amend|switch|swap|replac|renam|retitl|reassign"
     r"|postpon|delay|advanc|adjust)[a-z]*"
 )
+_CHANGED_FROM = re.compile(_CHANGE_VERB.pattern + r"(?:\s(?:it|this|that|them))?\sfrom\s(?:\S+\s?)?$")
 _ALTERNATIVE = frozenset({"or", "/", "either", "versus", "vs", "between", "and/or", "nor"})
 _RANGE = frozenset({"-", "to", "until", "till", "through", "and"})
 _CONNECTOR_FILLER = _FILLER | frozenset({"and", ",", "or", "/", "-", "to", "either", "vs", "versus", "&"})
@@ -175,9 +331,9 @@ def _words_before(t: str, m: Mention, others: Sequence[Mention]) -> list[str]:
 
 # Words an approximation may stand across: "about EUR 400", "roughly the 12", "around #61"; but
 # "the line you asked about is 400" does not approximate 400.
-_TIGHT = frozenset({"the", "a", "an", "#", "ticket", "tickets", "number", "no", "nr", "id", ":", "(", "-"}) | (
-    frozenset(facts.CURRENCY_CODES) | frozenset("$€£¥₹")
-)
+_TIGHT = frozenset(
+    {"the", "a", "an", "#", "ticket", "tickets", "number", "no", "nr", "id", ":", "(", "-"}
+) | (frozenset(facts.CURRENCY_CODES) | frozenset("$€£¥₹"))
 
 
 def _cue(words: list[str]) -> str | None:
@@ -188,14 +344,14 @@ def _cue(words: list[str]) -> str | None:
         if word in _FILLER and not (word == "no" and (i == 0 or words[i - 1] != ".")):
             tight = tight and word in _TIGHT
             continue
-        previous = words[i + 1] if i + 1 < len(words) else ""
-        pair = (previous, word)
-        if pair in _TWO_WORD_OLD:
-            return "negated" if pair == ("other", "than") else "old"
-        if pair in _TWO_WORD_APPROXIMATE:
-            return "approximate" if tight else None
-        if word in ("longer", "place") and previous in ("no", "in"):
+        # read with the word before it ("rather than") or the filler after it ("instead of")
+        pairs = [(words[i + 1] if i + 1 < len(words) else "", word), (word, words[i - 1] if i else "")]
+        if ("other", "than") in pairs:
+            return "negated"
+        if any(p in _TWO_WORD_OLD for p in pairs):
             return "old"
+        if any(p in _TWO_WORD_APPROXIMATE for p in pairs):
+            return "approximate" if tight else None
         if word in _NEGATION or word.endswith("n't"):
             return "negated"
         if word in _OLD:
@@ -215,6 +371,8 @@ def _role(t: str, m: Mention, same_kind: Sequence[Mention]) -> Role:
     if cue == "old":
         return Role.OLD
     sentence = t[_sentence_start(t, m.start) : m.start]
+    if _CHANGED_FROM.search(sentence):
+        return Role.OLD  # "16:00 (moved from 15:00)", but not "lower my gift from 25 February"
     if _SENTENCE_NEGATION.search(sentence):
         return Role.NEGATED
     if _AFTER_NEGATED.match(t, m.end):
@@ -225,9 +383,13 @@ def _role(t: str, m: Mention, same_kind: Sequence[Mention]) -> Role:
 
 
 def _is_old_of_change(t: str, m: Mention, same_kind: Sequence[Mention], words: list[str]) -> bool:
-    """"from X to Y", "X is now Y", "X -> Y", "X changed to Y": X, when a later mention of
+    """ "from X to Y", "X is now Y", "X -> Y", "X changed to Y": X, when a later mention of
     the same kind completes the change."""
-    later = [o for o in same_kind if o.start >= m.end and o.groups & m.groups or o.start >= m.end and not m.groups]
+    later = [
+        o
+        for o in same_kind
+        if (o.start >= m.end and o.groups & m.groups) or (o.start >= m.end and not m.groups)
+    ]
     if not later:
         return False
     nxt = min(later, key=lambda o: o.start)
@@ -236,7 +398,9 @@ def _is_old_of_change(t: str, m: Mention, same_kind: Sequence[Mention], words: l
         return False
     if re.search(r"->|=>|→|»", gap):
         return True
-    if re.search(r"(?<![a-z])(?:is|are|was|has\sbeen|have\sbeen)?\s?now(?![a-z])|(?<![a-z])becomes?(?![a-z])", gap):
+    if re.search(
+        r"(?<![a-z])(?:is|are|was|has\sbeen|have\sbeen)?\s?now(?![a-z])|(?<![a-z])becomes?(?![a-z])", gap
+    ):
         return True
     if _CHANGE_VERB.search(gap) and re.search(r"(?<![a-z])(?:to|into|with|for|by)(?![a-z])", gap):
         return True
@@ -247,15 +411,23 @@ def _is_old_of_change(t: str, m: Mention, same_kind: Sequence[Mention], words: l
     return False
 
 
+_UNSURE = re.compile(
+    r"(?<![a-z])(?:not\s(?:sure|certain)|unsure|uncertain|unclear|(?:don't|do\snot|doesn't)\sknow|guess"
+    r"|probably|possibly|perhaps|maybe|presumably|i\ssuppose)(?![a-z])"
+)
+
+
 def _hedged(
     t: str, m: Mention, same_kind: Sequence[Mention], roles: dict[int, Role], *, ranges_are_alternatives: bool
 ) -> str | None:
-    """Why the mention is not alone: an approximation, or another value of its kind joined
-    to it as an alternative. None when it stands alone."""
+    """Why the mention is not alone: an approximation, a guess, or another value of its kind
+    joined to it as an alternative. None when it stands alone."""
     if _cue(_words_before(t, m, same_kind)) == "approximate":
         return "approximately"
     if _AFTER_APPROXIMATE.match(t, m.end):
         return "approximately"
+    if _UNSURE.search(t, _sentence_start(t, m.start), m.start):
+        return "as a guess"
     for other in same_kind:
         if other.wanted or roles[id(other)] is not Role.CURRENT:
             continue
@@ -290,7 +462,8 @@ def judge_claim(
         word = "as an old value" if how == {Role.OLD} else "only negated"
         return Claim(False, False, f"states {label} {word}")
     hedges = {
-        id(m): _hedged(t, m, mentions, roles, ranges_are_alternatives=ranges_are_alternatives) for m in asserted
+        id(m): _hedged(t, m, mentions, roles, ranges_are_alternatives=ranges_are_alternatives)
+        for m in asserted
     }
     alone = [m for m in asserted if hedges[id(m)] is None]
     if not alone:
@@ -309,10 +482,52 @@ def judge_claim(
 # Mentions of each kind of fact
 
 _UNIT_STOP = frozenset(
-    """and or to of the a an in on at for by per from with is are was were be each as than if
-    but so it that this which who per cent percent between""".split()
+    [
+        "and",
+        "or",
+        "to",
+        "of",
+        "the",
+        "a",
+        "an",
+        "in",
+        "on",
+        "at",
+        "for",
+        "by",
+        "per",
+        "from",
+        "with",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "each",
+        "as",
+        "than",
+        "if",
+        "but",
+        "so",
+        "it",
+        "that",
+        "this",
+        "which",
+        "who",
+        "per",
+        "cent",
+        "percent",
+        "between",
+    ]
 )
-_CURRENCY_WORDS = {"euro": "eur", "euros": "eur", "dollars": "usd", "dollar": "usd", "pounds": "gbp", "pound": "gbp"}
+_CURRENCY_WORDS = {
+    "euro": "eur",
+    "euros": "eur",
+    "dollars": "usd",
+    "dollar": "usd",
+    "pounds": "gbp",
+    "pound": "gbp",
+}
 _SIGNS = {"€": "eur", "$": "usd", "£": "gbp", "¥": "jpy", "₹": "inr"}
 
 
@@ -385,7 +600,9 @@ def time_mentions(
     """The text's times (competing within their sentence; the other end of a range is
     allowed) and the days of sentences that name no time (competing with the time's day)."""
     layout = facts.time_layout(t)
-    naming = dict((id(m), day) for m, day in facts.times_naming(t, instant, zones, date_required=date_required))
+    naming = dict(
+        (id(m), day) for m, day in facts.times_naming(t, instant, zones, date_required=date_required)
+    )
     allowed_spans = {(m.start, m.end) for m in layout.times if id(m) in naming}
     for other in allowed:
         allowed_spans |= {(m.start, m.end) for m, _ in facts.times_naming(t, other, zones)}
@@ -398,8 +615,10 @@ def time_mentions(
     for m in layout.times:
         sentence = layout.sentence(m.start)
         timed.add(sentence)
-        groups = {f"time@{sentence}"} | ({"day"} if id(m) in naming else set())
-        out.append(Mention(m.start, m.end, id(m) in naming, (m.start, m.end) in allowed_spans, frozenset(groups)))
+        groups = {"time"} | ({"day"} if id(m) in naming else set())
+        out.append(
+            Mention(m.start, m.end, id(m) in naming, (m.start, m.end) in allowed_spans, frozenset(groups))
+        )
     for d in layout.dates:
         if layout.sentence(d.start) in timed:
             continue  # judged with the times of its sentence
@@ -416,8 +635,29 @@ def ticket_mentions(t: str, ticket: int, allowed: Iterable[int]) -> list[Mention
     ]
 
 
+_OR_AFTER = re.compile(r"\s?(?:,\s)?(?:or|and/or|/|nor|vs\.?|versus)\s?(?P<alt>[^\W_][\w'-]*)")
+_OR_BEFORE = re.compile(r"(?P<alt>[^\W_][\w'-]*)\s?(?:,\s)?(?:or|and/or|/|nor|vs\.?|versus)\s?$")
+
+
+def _alternatives_around(t: str, spans: Iterable[tuple[int, int]]) -> list[Mention]:
+    """For values with no kind of their own to compete with (a phrase, a person), the word
+    joined to a mention by "or": an alternative, never a rival."""
+    out = []
+    for start, end in spans:
+        after = _OR_AFTER.match(t, end)
+        if after:
+            out.append(Mention(after.start("alt"), after.end("alt"), False))
+        before = _OR_BEFORE.search(t[max(0, start - 40) : start])
+        if before:
+            offset = max(0, start - 40)
+            out.append(Mention(offset + before.start("alt"), offset + before.end("alt"), False))
+    return out
+
+
 def person_mentions(t: str, name: str, email: str) -> list[Mention]:
-    return [Mention(start, end, True) for start, end in facts.person_spans(t, name, email)]
+    spans = facts.person_spans(t, name, email)
+    found = [Mention(start, end, True) for start, end in spans]
+    return sorted([*found, *_alternatives_around(t, spans)], key=lambda m: m.start)
 
 
 def text_mentions(t: str, phrase: str, allowed: Iterable[str]) -> list[Mention]:
@@ -426,7 +666,8 @@ def text_mentions(t: str, phrase: str, allowed: Iterable[str]) -> list[Mention]:
     out = [Mention(m.start(), m.end(), True) for m in re.finditer(facts.phrase_pattern(phrase), t)]
     shape = _reference_shape(phrase)
     if shape is None:
-        return out
+        alternatives = _alternatives_around(t, [(m.start, m.end) for m in out])
+        return sorted([*out, *alternatives], key=lambda m: m.start)
     group = frozenset({"ref:" + shape})
     out = [Mention(m.start, m.end, True, groups=group) for m in out]
     taken = {(m.start, m.end) for m in out}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import date
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from coworkenv.checks import (
@@ -242,19 +242,25 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
     """What `text` claims of `fact` (see `verifiers.claims`): the values of `others` (the
     check's other facts and its context) may stand beside it without contradicting it."""
     t = fact_matchers.prepare(text)
-    label = fact.label()
+    ranges = fact.number is not None or fact.ticket is not None
+    return claims.judge_claim(
+        text, t, fact_mentions(t, fact, ev, others), fact.label(), ranges_are_alternatives=ranges
+    )
+
+
+def fact_mentions(t: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ()) -> list[claims.Mention]:
+    """The mentions of `fact`'s kind in prepared text `t` (`facts.prepare`): which name its
+    value, which name a value of `others`, and what they compete with."""
     if fact.number is not None:
         allowed = [fact_matchers.as_decimal(o.number) for o in others if o.number is not None]
-        found = claims.number_mentions(t, fact_matchers.as_decimal(fact.number), fact.unit, allowed)
-        return claims.judge_claim(text, t, found, label)
+        return claims.number_mentions(t, fact_matchers.as_decimal(fact.number), fact.unit, allowed)
     if fact.date is not None:
         allowed_days = [date.fromisoformat(o.date) for o in others if o.date is not None]
         allowed_days += [o.time.date() for o in others if o.time is not None]
-        found = claims.date_mentions(t, date.fromisoformat(fact.date), allowed_days)
-        return claims.judge_claim(text, t, found, label, ranges_are_alternatives=False)
+        return claims.date_mentions(t, date.fromisoformat(fact.date), allowed_days)
     if fact.time is not None:
         zones = [fact_matchers.zone_of(z) for z in (fact.zones or [ev.user_zone])]
-        found = claims.time_mentions(
+        return claims.time_mentions(
             t,
             fact.time,
             zones,
@@ -262,16 +268,13 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
             [o.time for o in others if o.time is not None],
             [date.fromisoformat(o.date) for o in others if o.date is not None],
         )
-        return claims.judge_claim(text, t, found, label, ranges_are_alternatives=False)
     if fact.ticket is not None:
-        found = claims.ticket_mentions(t, fact.ticket, [o.ticket for o in others if o.ticket is not None])
-        return claims.judge_claim(text, t, found, label)
+        return claims.ticket_mentions(t, fact.ticket, [o.ticket for o in others if o.ticket is not None])
     if fact.person is not None:
         name = fact.name or ev.person_name(fact.person) or ""
-        return claims.judge_claim(text, t, claims.person_mentions(t, name, fact.person), label)
+        return claims.person_mentions(t, name, fact.person)
     assert fact.text is not None
-    found = claims.text_mentions(t, fact.text, [o.text for o in others if o.text is not None])
-    return claims.judge_claim(text, t, found, label)
+    return claims.text_mentions(t, fact.text, [o.text for o in others if o.text is not None])
 
 
 def _facts_missing(

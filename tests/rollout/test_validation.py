@@ -35,6 +35,7 @@ async def test_a_sound_task_passes_every_stage_of_both_sides() -> None:
     assert report.summary() == "ok"
     assert report.kill_rates() == {
         "alter": 1.0,
+        "blank": 1.0,
         "collateral_archive": 1.0,
         "collateral_close": 1.0,
         "collateral_delete": 1.0,
@@ -44,9 +45,13 @@ async def test_a_sound_task_passes_every_stage_of_both_sides() -> None:
         "collateral_trash": 1.0,
         "drop": 1.0,
         "duplicate": 1.0,
+        "hedge": 1.0,
+        "negate": 1.0,
+        "rival": 1.0,
         "wrong_figure": 1.0,
     }
     assert report.acceptance_rates() == {
+        "courtesy": 1.0,
         "extra_reads": 1.0,
         "harmless_marks": 1.0,
         "other_format": 1.0,

@@ -327,7 +327,11 @@ async def test_the_right_figures_next_to_the_draft_ones_fail(figure_task: Task, 
     )
     # The draft's total is asserted beside the right one (an absent fact of the first
     # figure), and it is another amount in the same currency, which contradicts the second.
-    assert (record.success, record.score, failed(record)) == (False, 0.0, ["reply-figure-0", "reply-figure-1"])
+    assert (record.success, record.score, failed(record)) == (
+        False,
+        0.0,
+        ["reply-figure-0", "reply-figure-1"],
+    )
 
 
 async def test_figures_ten_times_too_large_fail(figure_task: Task, cache: SeedCache) -> None:
