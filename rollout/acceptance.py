@@ -2,7 +2,8 @@
 each of which must PASS. Harmless extra reads and marks, reply-all (where it copies no
 outside address), texts rewritten in other formats that keep the facts (ISO dates in words,
 24h times in 12h, "#61" as "ticket number 61", grouped thousands), a multi-field update
-split into two calls, a new mail saved as a draft and then sent.
+split into two calls, a new mail saved as a draft and then sent, an object created and then
+given one of its values in a second call.
 """
 
 from __future__ import annotations
@@ -50,6 +51,18 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
                         "other_format",
                         f"{where} texts in other formats",
                         replace_step(task, i, j, new),
+                        (i, j),
+                    )
+                )
+            set_later = _create_then_set(step, f"created_{i}_{j}")
+            if set_later is not None:
+                column, steps = set_later
+                out.append(
+                    Variant(
+                        "accept",
+                        "create_then_set",
+                        f"{where} without its {column}, set in a second call",
+                        replace_step(task, i, j, *steps),
                         (i, j),
                     )
                 )
@@ -119,6 +132,33 @@ def _harmless_extras(task: Task, seed: Workspace, footprint: Footprint) -> list[
             )
         )
     return out
+
+
+SET_LATER = {
+    "tickets_create_ticket": ("tickets_update_ticket", "ticket_id", ("priority", "assignee", "due_at")),
+    "calendar_create_event": ("calendar_update_event", "event_id", ("location", "description")),
+}
+"""Per create tool: the update tool, its key argument, and the arguments it may set later."""
+
+
+def _create_then_set(step: SolutionStep, name: str) -> tuple[str, list[SolutionStep]] | None:
+    """The object created without one of its values (the first given of `SET_LATER`'s),
+    then that value set by an update call: the same object in the end."""
+    spec = SET_LATER.get(step.tool)
+    if spec is None:
+        return None
+    update, key, columns = spec
+    given = [c for c in columns if step.arguments.get(c) not in (None, "", "normal")]
+    if not given:
+        return None
+    column = given[0]
+    named = SolutionStep(
+        tool=step.tool,
+        id=step.id or name,
+        arguments={k: v for k, v in step.arguments.items() if k != column},
+    )
+    later = step_of(update, **{key: {"$ref": f"{named.id}.id"}, column: step.arguments[column]})
+    return column, [named, later]
 
 
 def _split_update(step: SolutionStep) -> tuple[SolutionStep, SolutionStep] | None:
