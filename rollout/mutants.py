@@ -501,7 +501,7 @@ def created_mutants(task: Task, seed: Workspace, footprint: Footprint) -> list[V
                     (i, j),
                 )
             )
-        if "status" in free:
+        if "status" in free or "status" in later:
             continue
         ended = {row.values.get("status") for row in footprint.created.get(table, [])}
         named = step if step.id else step.model_copy(update={"id": f"created_{i}_{j}"})
