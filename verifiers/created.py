@@ -94,9 +94,9 @@ def unpaired(
 ) -> list[tuple[dict[str, Any], list[Difference]]]:
     """The added rows (row, signature) left over when each is paired with a different
     reference row of its signature that it agrees with (as many pairs as can be made),
-    each with its differences from the closest reference row of its signature (none when
-    it agrees with one another row took). A row whose signature no reference row has is
-    not judged here."""
+    each with its differences from the closest reference row of its signature that no row
+    was paired with (none when it agrees with one another row took). A row whose signature
+    no reference row has is not judged here."""
     fits = [
         [k for k, ref in enumerate(refs) if ref.signature == sig and not differences(rule, row, ref, free)]
         for row, sig in rows
@@ -116,10 +116,13 @@ def unpaired(
     for i in range(len(rows)):
         pair(i, set())
     paired = set(paired_to.values())
+    left = [ref for k, ref in enumerate(refs) if k not in paired_to]
     out = []
     for i, (row, sig) in enumerate(rows):
         if i not in paired and any(ref.signature == sig for ref in refs):
-            out.append((row, mismatch(rule, row, sig, refs, free)))
+            # Told apart from a reference row no other row stands for, if there is one.
+            closest = [ref for ref in left if ref.signature == sig] or refs
+            out.append((row, mismatch(rule, row, sig, closest, free)))
     return out
 
 
