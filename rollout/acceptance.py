@@ -13,7 +13,9 @@ import re
 from coworkenv.state import Workspace
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
+from coworkenv.verifiers.created import normal, quotations
 
+from .reference import user_messages
 from .variants import FREE_TEXT, UPDATE_KEYS, Variant, prepend_steps, replace_step, step_of, unrelated
 
 
@@ -21,6 +23,7 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
     """Right variants the contract requires to pass."""
     out: list[Variant] = []
     out += _harmless_extras(task, seed, footprint)
+    quoted = quotations(user_messages(task))
     for i, turn in enumerate(task.turns):
         for j, step in enumerate(turn.solution):
             if step.expect_error:
@@ -37,10 +40,11 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
                         (i, j),
                     )
                 )
+            # Text the user quoted is kept as quoted (see `TableRules.free_text`).
             rewritten = {
                 k: reformat_text(v)
                 for k, v in step.arguments.items()
-                if k in FREE_TEXT and isinstance(v, str)
+                if k in FREE_TEXT and isinstance(v, str) and normal(v) not in quoted
             }
             rewritten = {k: v for k, v in rewritten.items() if v != step.arguments[k]}
             if rewritten and step.tool != "files_write_file":

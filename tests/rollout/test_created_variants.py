@@ -131,3 +131,19 @@ async def test_a_ticket_created_then_given_its_priority_in_a_second_call_passes(
         ("tickets_update_ticket", {"ticket_id": {"$ref": "t.id"}, "priority": "high"}),
     ]
     assert await played([variant], cache, footprint) == [(variant.description, True, [])]
+
+
+async def test_a_quoted_title_is_not_rewritten_in_other_formats() -> None:
+    task = printer_task()
+    data = task.model_dump()
+    data["turns"][0]["user"] += ' Call the meeting "Printer fix 10:00".'
+    data["turns"][0]["solution"][1]["arguments"]["title"] = "Printer fix 10:00"
+    data["turns"][0]["solution"][0]["arguments"]["description"] = "Since 09:30."
+    task = type(task).model_validate(data)
+    cache = SeedCache()
+    footprint = await reference_footprint(task, cache)
+    variants = [v for v in acceptance_variants(task, cache.fork(task), footprint) if v.kind == "other_format"]
+    # The ticket's own wording is rewritten; the title the user quoted is not.
+    assert [(v.description, v.task.turns[0].solution[0].arguments["description"]) for v in variants] == [
+        ("turns[0].solution[0] (tickets_create_ticket) texts in other formats", "Since 9:30 am.")
+    ]
