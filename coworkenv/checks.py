@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 WHERE_OPERATORS = (
     "eq",
@@ -401,6 +401,14 @@ class Guards(_Spec):
     - removals: no delete, trash, cancel, resolve or close of anything outside the footprint.
     - disallow: service harmless actions withdrawn for this task, as "table.column" for a
       column change or "table+" for added rows (e.g. "mail_messages.is_read").
+    - free: columns, as "table.column", that a row the agent adds may hold any value in,
+      for a task where the reference solution's value is one of several right ones (e.g.
+      "calendar_events.start_utc" and "calendar_events.end_utc" when any free slot is
+      right; the event's length, "calendar_events.duration_minutes", stays checked unless
+      freed too). Without it, the collateral guard requires every row the agent adds to
+      agree with a row the reference solution added on every column except its key, the
+      service's bookkeeping and harmless columns, when it was made, and text the agent
+      words itself (titles, descriptions, bodies) unless the user quoted that text.
     """
 
     collateral: bool = True
@@ -409,6 +417,15 @@ class Guards(_Spec):
     recipients: list[str] = Field(default_factory=list)
     allow: list[Allowance] = Field(default_factory=list)
     disallow: list[str] = Field(default_factory=list)
+    free: list[str] = Field(default_factory=list)
+
+    @field_validator("free")
+    @classmethod
+    def _table_dot_column(cls, free: list[str]) -> list[str]:
+        bad = [c for c in free if c.count(".") != 1 or not all(c.split("."))]
+        if bad:
+            raise ValueError(f'free columns are written "table.column"; got {bad}')
+        return free
 
 
 def union_tags() -> set[str]:

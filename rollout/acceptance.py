@@ -2,8 +2,9 @@
 each of which must PASS. Harmless extra reads and marks, reply-all (where it copies no
 outside address), texts rewritten in other formats that keep the facts (ISO dates in words,
 24h times in 12h, "#61" as "ticket number 61", grouped thousands), a multi-field update
-split into two calls, a new mail saved as a draft and then sent, a message wrapped in
-courtesy, a new value stated with the old one it replaces (see `rollout.text_variants`).
+split into two calls, a new mail saved as a draft and then sent, an object created and then
+given one of its values in a second call, a message wrapped in courtesy, a new value stated
+with the old one it replaces (see `rollout.text_variants`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import re
 from coworkenv.state import Workspace
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
+from coworkenv.verifiers.created import normal, quotations
 
+from .reference import user_messages
 from .text_variants import courteous_variants, old_value_variants
 from .variants import FREE_TEXT, UPDATE_KEYS, Variant, prepend_steps, replace_step, step_of, unrelated
 
@@ -24,6 +27,7 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
     out += _harmless_extras(task, seed, footprint)
     out += courteous_variants(task)
     out += old_value_variants(task, seed)
+    quoted = quotations(user_messages(task))
     for i, turn in enumerate(task.turns):
         for j, step in enumerate(turn.solution):
             if step.expect_error:
@@ -40,10 +44,11 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
                         (i, j),
                     )
                 )
+            # Text the user quoted is kept as quoted (see `TableRules.free_text`).
             rewritten = {
                 k: reformat_text(v)
                 for k, v in step.arguments.items()
-                if k in FREE_TEXT and isinstance(v, str)
+                if k in FREE_TEXT and isinstance(v, str) and normal(v) not in quoted
             }
             rewritten = {k: v for k, v in rewritten.items() if v != step.arguments[k]}
             if rewritten and step.tool != "files_write_file":
@@ -54,6 +59,18 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
                         "other_format",
                         f"{where} texts in other formats",
                         replace_step(task, i, j, new),
+                        (i, j),
+                    )
+                )
+            set_later = _create_then_set(step, f"created_{i}_{j}")
+            if set_later is not None:
+                column, steps = set_later
+                out.append(
+                    Variant(
+                        "accept",
+                        "create_then_set",
+                        f"{where} without its {column}, set in a second call",
+                        replace_step(task, i, j, *steps),
                         (i, j),
                     )
                 )
@@ -123,6 +140,33 @@ def _harmless_extras(task: Task, seed: Workspace, footprint: Footprint) -> list[
             )
         )
     return out
+
+
+SET_LATER = {
+    "tickets_create_ticket": ("tickets_update_ticket", "ticket_id", ("priority", "assignee", "due_at")),
+    "calendar_create_event": ("calendar_update_event", "event_id", ("location", "description")),
+}
+"""Per create tool: the update tool, its key argument, and the arguments it may set later."""
+
+
+def _create_then_set(step: SolutionStep, name: str) -> tuple[str, list[SolutionStep]] | None:
+    """The object created without one of its values (the first given of `SET_LATER`'s),
+    then that value set by an update call: the same object in the end."""
+    spec = SET_LATER.get(step.tool)
+    if spec is None:
+        return None
+    update, key, columns = spec
+    given = [c for c in columns if step.arguments.get(c) not in (None, "", "normal")]
+    if not given:
+        return None
+    column = given[0]
+    named = SolutionStep(
+        tool=step.tool,
+        id=step.id or name,
+        arguments={k: v for k, v in step.arguments.items() if k != column},
+    )
+    later = step_of(update, **{key: {"$ref": f"{named.id}.id"}, column: step.arguments[column]})
+    return column, [named, later]
 
 
 def _split_update(step: SolutionStep) -> tuple[SolutionStep, SolutionStep] | None:

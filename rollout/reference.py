@@ -22,12 +22,26 @@ def table_rules(services: list[str]) -> dict[str, TableRules]:
 async def footprint_of_run(task: Task, evidence: Evidence) -> Footprint:
     """The footprint of a completed reference run, judged from its evidence."""
     footprint = derive_footprint(
-        evidence.diff, evidence.initial.conn, evidence.final.conn, table_rules(list(task.services))
+        evidence.diff,
+        evidence.initial.conn,
+        evidence.final.conn,
+        table_rules(list(task.services)),
+        user_messages(task),
     )
     footprint.recipients = external_recipients(evidence)
     earlier = [c for turn in task.turns[:-1] for c in turn.checks if not c.is_guard]
     footprint.lasting = [r.id for r in await evaluate_checks(earlier, evidence) if r.passed]
     return footprint
+
+
+def user_messages(task: Task) -> list[str]:
+    """Everything the user says in the task: each turn's message and scripted answer."""
+    out = []
+    for turn in task.turns:
+        out.append(turn.user)
+        if turn.clarification is not None:
+            out.append(turn.clarification.answer)
+    return out
 
 
 def guarding_for(task: Task, footprint: Footprint) -> Guarding:

@@ -16,12 +16,13 @@ problem at once; `ValidationReport.listing()` words them for the task's author):
    footprint was derived from, when this cache derived it).
 8. mutants: every wrong variant of the solution fails (see `rollout.variants`): a dropped
    write, a duplicated write, collateral on unrelated objects, another column changed,
-   wrong figures, keyword stuffing, earlier turns undone, leaks in disguise; for each write
+   wrong figures, keyword stuffing, earlier turns undone, leaks in disguise, a created object
+   closed at once or created wrong in one column; for each write
    step at least one argument alteration fails (once one has, the step's other alterations
    are not played); on an ambiguous turn, guessing instead of asking (the turn's
    `clarification.guess`) fails.
 9. acceptance: every right variant passes: extra reads and marks, reply-all, texts in other
-   formats, split updates, draft then send.
+   formats, split updates, draft then send, a created object given a value in a second call.
 
 Mutants and acceptance variants are judged against the original task's footprint.
 """

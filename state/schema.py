@@ -1,5 +1,6 @@
 """How a service declares the tables it owns in a workspace, and how changes to them are judged."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,17 @@ class TableRules:
       what the goal asks is still explained when every child value is one the goal's added
       rows have and no other added row took it yet (one mail to each person instead of one
       mail to all of them).
+
+    A row the agent adds must also agree with a row the reference solution added on every
+    other column (its status, times, queue, priority...) except its primary key,
+    `bookkeeping`, `harmless_columns` and:
+    - `free`: columns whose value is the agent's to choose or the system's to set (when
+      the row was made, the time zone an event is displayed in, how a mail is threaded).
+    - `free_text`: columns the agent words itself (a title, a body); free unless the user
+      quoted the reference solution's value verbatim, in quotation marks, in a user message
+      (then the row must hold that text, ignoring case and spacing).
+    - `derived`: values computed from a row and compared like columns (an event's length),
+      so they stay checked when a task frees the columns they come from (`Guards.free`).
     """
 
     match: tuple[str, ...] = ()
@@ -37,6 +49,9 @@ class TableRules:
     harmless_on_footprint: bool = False
     destructive: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     fan_out: tuple[str, str, str] | None = None
+    free: tuple[str, ...] = ()
+    free_text: tuple[str, ...] = ()
+    derived: dict[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -127,4 +127,5 @@ def _joined_guards(guards: list[dict[str, Any]]) -> dict[str, Any]:
         "recipients": union("recipients"),
         "allow": union("allow"),
         "disallow": union("disallow"),
+        "free": union("free"),
     }

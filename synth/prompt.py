@@ -291,7 +291,11 @@ CONTRACT = """A draft is kept only if all of this holds when it is executed:
 - the user message must state every rule and value the checks require: an agent only knows what it is told.
 - deterministic: two solution runs end in the same state.
 - mutants must fail: each write dropped, duplicated, one argument altered, other columns changed, collateral on
-  unrelated rows, figures x10 /100 +1, keyword stuffing, earlier turns undone, secrets leaked.
+  unrelated rows, figures x10 /100 +1, keyword stuffing, earlier turns undone, secrets leaked, a created ticket
+  or event closed at once or created with another status, priority, queue, assignee, time, length or recurrence.
+  A row the agent creates must match the solution's on every column but free text (unless the user quoted it)
+  and guards.free: list there columns with several right values (e.g. "calendar_events.start_utc" and
+  "calendar_events.end_utc" when any free slot is right).
 - right variants must pass: extra reads, read/flag marks, reply-all, texts in other formats ("5 March 2026",
   "3:30 pm", "ticket number 61", "45,550"), split updates, draft then send. Check facts (mail_sent, states),
   not wording; use field_equals for ids, enums, statuses, queues, paths; mail_sent "reply": true only when the

@@ -3,8 +3,9 @@
 The collateral guard explains every change an agent made by this footprint (or by a
 harmless action or an allowance). It is derived, never hand-written: the reference
 solution is played on a fresh fork (events included), and the row diff against the seed
-says which rows and columns the goal changes, which rows it removes and which kinds of
-rows it adds (see `state.TableRules.match`).
+says which rows and columns the goal changes, which rows it removes, which kinds of rows
+it adds (see `state.TableRules.match`) and what each added row holds in the columns an
+agent's row must agree on (see `created`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from coworkenv.state import TableRules, WorkspaceDiff
 from coworkenv.state.tables import primary_key
+
+from .created import CreatedRow, quotations, specified
 
 NEW = "<new>"
 """How a signature writes a reference to a row that did not exist in the seed."""
@@ -103,8 +107,9 @@ class Signatures:
 
 class Footprint(BaseModel):
     """Rows and columns the goal changes (by table and primary key), rows it removes, the
-    signatures of rows it adds (with counts), the outside addresses it mails, and the
-    ids of turn checks whose outcome still holds at the end of the reference run."""
+    signatures of rows it adds (with counts) and their specified values, the outside
+    addresses it mails, and the ids of turn checks whose outcome still holds at the end of
+    the reference run."""
 
     changed: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     removed: dict[str, list[str]] = Field(default_factory=dict)
@@ -116,6 +121,11 @@ class Footprint(BaseModel):
         "(who the goal mails, how often)",
     )
     lasting: list[str] = Field(default_factory=list)
+    created: dict[str, list[CreatedRow]] = Field(
+        default_factory=dict,
+        description="By table, each added row's signature and the values of its specified columns "
+        "(a footprint stored before this field existed holds none, and judges no column)",
+    )
     error: str | None = Field(default=None, description="Why no footprint could be derived")
 
     def changes_column(self, table: str, key: str, column: str) -> bool:
@@ -127,10 +137,16 @@ class Footprint(BaseModel):
 
 
 def derive_footprint(
-    diff: WorkspaceDiff, initial: sqlite3.Connection, final: sqlite3.Connection, rules: dict[str, TableRules]
+    diff: WorkspaceDiff,
+    initial: sqlite3.Connection,
+    final: sqlite3.Connection,
+    rules: dict[str, TableRules],
+    messages: Iterable[str] = (),
 ) -> Footprint:
-    """The footprint of a reference run, from its diff against the seed."""
+    """The footprint of a reference run, from its diff against the seed. `messages` are the
+    user's messages: free text they quote must be kept as quoted (`TableRules.free_text`)."""
     signatures = Signatures(initial, rules)
+    quoted = quotations(messages)
     pk_cache: dict[str, list[str]] = {}
     fp = Footprint()
     for table, td in diff.tables.items():
@@ -141,6 +157,14 @@ def derive_footprint(
         added = [r for r in td.added if not signatures.follows_new_parent(table, r, final)]
         if added:
             fp.added[table] = dict(Counter(signatures.of(table, r) for r in added))
+            rule, pk = rules.get(table, TableRules()), primary_key(final, table)
+            created = [
+                CreatedRow(signature=signatures.of(table, r), values=values)
+                for r in added
+                if (values := specified(rule, r, pk, quoted))
+            ]
+            if created:
+                fp.created[table] = created
         fanned = Counter(c for r in td.added for c in signatures.children(table, r, final))
         if fanned:
             fp.fanned[table] = dict(sorted(fanned.items()))

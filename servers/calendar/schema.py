@@ -1,11 +1,17 @@
 """Calendar tables (events, their attendees, cancelled occurrences of weekly series) and
 the models the calendar tools return."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema, TableRules
+from coworkenv.state import ServiceSchema, TableRules, parse_time
+
+
+def duration_minutes(event: dict[str, Any]) -> float:
+    """How long an event (each occurrence of a series) lasts, in minutes."""
+    return (parse_time(event["end_utc"]) - parse_time(event["start_utc"])).total_seconds() / 60
+
 
 SCHEMA = ServiceSchema(
     name="calendar",
@@ -45,7 +51,13 @@ CREATE TABLE calendar_cancelled_occurrences (
 );
 """,
     changes={
-        "calendar_events": TableRules(bookkeeping=("updated_at",), destructive={"status": ("cancelled",)}),
+        "calendar_events": TableRules(
+            bookkeeping=("updated_at",),
+            destructive={"status": ("cancelled",)},
+            free=("created_at", "time_zone"),
+            free_text=("title", "location", "description"),
+            derived={"duration_minutes": duration_minutes},
+        ),
         "calendar_attendees": TableRules(match=("event_id", "email"), parent=("event_id", "calendar_events")),
         "calendar_cancelled_occurrences": TableRules(
             match=("event_id", "occurrence_index"), parent=("event_id", "calendar_events")

@@ -26,7 +26,7 @@ CREATE TABLE directory_people (
 CREATE INDEX directory_people_team ON directory_people(team);
 """,
     changes={
-        "directory_teams": TableRules(match=("name",)),
+        "directory_teams": TableRules(match=("name",), free_text=("description",)),
         "directory_people": TableRules(match=("email",)),
     },
 )

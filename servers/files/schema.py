@@ -34,7 +34,13 @@ INSERT INTO files_nodes (path, parent, name, kind, content, size, created_at, mo
 VALUES ('/', NULL, '/', 'dir', NULL, 0, '{ROOT_CREATED_AT}', '{ROOT_CREATED_AT}', NULL);
 """,
     changes={
-        "files_nodes": TableRules(match=("kind",), bookkeeping=("modified_at", "modified_by", "size")),
+        "files_nodes": TableRules(
+            match=("kind",),
+            bookkeeping=("modified_at", "modified_by", "size"),
+            # The path is the file's key; its folder and name are read off it.
+            free=("parent", "name", "created_at"),
+            free_text=("content",),
+        ),
     },
 )
 

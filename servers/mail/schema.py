@@ -138,6 +138,9 @@ END;
             harmless_added={"folder": "drafts"},
             destructive={"folder": ("trash",)},
             fan_out=("mail_recipients", "message_id", "address"),
+            # A reply, a new mail and a forward deliver the same message (see MailSent).
+            free=("thread_id", "sent_at", "in_reply_to", "forwarded_from"),
+            free_text=("subject", "body"),
         ),
         "mail_recipients": TableRules(
             match=("message_id", "kind", "address"),
@@ -145,7 +148,10 @@ END;
             follows_parent=True,
         ),
         "mail_attachments": TableRules(
-            match=("message_id", "path"), parent=("message_id", "mail_messages"), follows_parent=True
+            match=("message_id", "path"),
+            parent=("message_id", "mail_messages"),
+            follows_parent=True,
+            free_text=("name",),
         ),
         "mail_labels": TableRules(match=("message_id", "label"), parent=("message_id", "mail_messages")),
         "mail_deliveries": TableRules(parent=("message_id", "mail_messages"), follows_parent=True),

@@ -67,7 +67,10 @@ CREATE INDEX tickets_links_target ON tickets_links(target_id);
 """,
     changes={
         "tickets_tickets": TableRules(
-            bookkeeping=("updated_at",), destructive={"status": ("resolved", "closed")}
+            bookkeeping=("updated_at",),
+            destructive={"status": ("resolved", "closed")},
+            free=("created_at",),
+            free_text=("title", "description"),
         ),
         "tickets_tags": TableRules(
             match=("ticket_id", "tag"),
@@ -80,11 +83,15 @@ CREATE INDEX tickets_links_target ON tickets_links(target_id);
             parent=("ticket_id", "tickets_tickets"),
             harmless_added={"visibility": "internal"},
             harmless_on_footprint=True,
+            free=("created_at",),
+            free_text=("body",),
         ),
         "tickets_links": TableRules(
-            match=("source_id", "kind", "target_id"), parent=("source_id", "tickets_tickets")
+            match=("source_id", "kind", "target_id"),
+            parent=("source_id", "tickets_tickets"),
+            free=("created_at",),
         ),
-        "tickets_queues": TableRules(match=("name",)),
+        "tickets_queues": TableRules(match=("name",), free_text=("description",)),
     },
 )
 

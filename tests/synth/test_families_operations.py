@@ -335,12 +335,17 @@ async def test_handoff_rejects_a_bare_number_and_a_wrong_queue(handoff: Task, ca
     solution = handoff_steps(handoff, [0, 1], ["Logged as ticket #61.", "Our reference: 62."])
     solution[2] = {**solution[2], "arguments": {**solution[2]["arguments"], "queue": "Billing"}}
     record = await judge(handoff, solution, cache)
+    # The ticket created in the wrong queue is also a created row the task did not ask for:
+    # the collateral guard zeroes the score.
     assert verdict(record) == (
         False,
-        7 / 9,  # 9 checks: Paula's ticket keeps its amount
+        0.0,
         ["reply-INV-2026-6375-ticket", "ticket-NW-15039-queue"],
-        False,
+        True,
     )
+    assert record.verdict is not None
+    (finding,) = record.verdict.collateral
+    assert finding.endswith("(queue 'Billing', expected 'Support')")
 
 
 @pytest.fixture(scope="module")

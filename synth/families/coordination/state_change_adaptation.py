@@ -352,6 +352,8 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
         turns.append(_third_turn(ctx, case))
     c = _q(customer.email)
     created = f"SELECT count(*) FROM tickets_tickets WHERE id > {case.last} AND lower(requester) = '{c}'"
+    # When the last turn closes the ticket, resolved and closed are both right.
+    closes = (case.variant == "solved") == (len(turns) == 2)
     return ctx.task(
         capability_id="state_change_adaptation",
         services=services,
@@ -362,6 +364,7 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
         checks=[
             _sql("one-ticket", "Exactly one new ticket for the customer in the whole episode", created),
         ],
+        guards={"free": ["tickets_tickets.status"]} if closes else {},
     )
 
 
