@@ -103,8 +103,9 @@ class Signatures:
 
 class Footprint(BaseModel):
     """Rows and columns the goal changes (by table and primary key), rows it removes, the
-    signatures of rows it adds (with counts), the outside addresses it mails, and the
-    ids of turn checks whose outcome still holds at the end of the reference run."""
+    signatures of rows it adds (with counts), the outside addresses it mails and what those
+    mails carry, and the ids of turn checks whose outcome still holds at the end of the
+    reference run."""
 
     changed: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     removed: dict[str, list[str]] = Field(default_factory=dict)
@@ -116,6 +117,11 @@ class Footprint(BaseModel):
         "(who the goal mails, how often)",
     )
     lasting: list[str] = Field(default_factory=list)
+    outgoing: list[str] = Field(
+        default_factory=list,
+        description="What each mail the goal sends to an outside address carries (subject, body, "
+        "attached files): internal text it quotes is text the task lets out",
+    )
     error: str | None = Field(default=None, description="Why no footprint could be derived")
 
     def changes_column(self, table: str, key: str, column: str) -> bool:
