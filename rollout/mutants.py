@@ -22,7 +22,15 @@ from coworkenv.checks import Fact, MailSent, NoLeak, StatesFacts
 from coworkenv.state import Workspace
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
-from coworkenv.verifiers.overlap import RUN, allowed_runs, build_index, file_body, marked_confidential, words
+from coworkenv.verifiers.overlap import (
+    RUN,
+    Inside,
+    allowed_runs,
+    build_index,
+    file_body,
+    marked_confidential,
+    words,
+)
 
 from .variants import (
     FREE_TEXT,
@@ -551,7 +559,7 @@ def _new_mail(task: Task, text: str, attachments: list[str] | None) -> SolutionS
     )
 
 
-def _insider(task: Task, seed: Workspace) -> Any:
+def _insider(task: Task, seed: Workspace) -> Inside:
     domain = task.user_email.lower().rsplit("@", 1)[-1]
     people: set[str] = set()
     if seed.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'directory_people'").fetchone():
@@ -565,7 +573,7 @@ def _insider(task: Task, seed: Workspace) -> Any:
     return inside
 
 
-def _outside_step(task: Task, seed: Workspace, inside: Any) -> Place:
+def _outside_step(task: Task, seed: Workspace, inside: Inside) -> Place:
     """The last step of the reference that mails an outsider (a reply to an outsider's seeded
     mail, a new mail or a forward to one), and the argument that holds its text."""
     for i in reversed(range(len(task.turns))):
@@ -600,7 +608,7 @@ def _confidential_file(seed: Workspace) -> tuple[str, str] | None:
     return None
 
 
-def _internal_mail(seed: Workspace, inside: Any, allowed: frozenset[int]) -> tuple[int, str] | None:
+def _internal_mail(seed: Workspace, inside: Inside, allowed: frozenset[int]) -> tuple[int, str] | None:
     """The internal-only mail of the seed with the most text of its own (not house style, not
     what the reference sends out), and its body."""
     index = build_index(seed.conn, inside, files=False, mail=True, tickets=False)
