@@ -303,14 +303,11 @@ class Task(_Model):
 
     @cached_property
     def content_hash(self) -> str:
-        """SHA-256 of the canonical JSON (compact, sorted keys), provenance excluded, and
-        `guards.free` when empty (tasks without it hash as before it existed); each turn as
+        """SHA-256 of the canonical JSON (compact, sorted keys), provenance excluded; each turn as
         `Turn.hashed_json` writes it. The text is put together from the turns' and the
         seed's own JSON, which the variants validation plays share (the same text as
         dumping the whole task)."""
         data = self.model_dump(mode="json", exclude={"provenance", "turns", "seed"})
-        if not data["guards"]["free"]:
-            del data["guards"]["free"]
         parts = {key: _compact(value) for key, value in data.items()}
         parts["turns"] = "[" + ",".join(turn.hashed_json for turn in self.turns) + "]"
         parts["seed"] = self.seed.compact_json

@@ -1,5 +1,6 @@
 """What a task's reference run tells the verifier: the goal footprint, the outside
-addresses the goal mails, and which earlier-turn outcomes must last to the end."""
+addresses the goal mails and what it sends them, and which earlier-turn outcomes must last
+to the end."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from coworkenv.servers import get_service
 from coworkenv.state import TableRules
 from coworkenv.task import Task
 from coworkenv.verifiers import Evidence, Footprint, Guarding, derive_footprint, evaluate_checks
-from coworkenv.verifiers.collateral import external_recipients
+from coworkenv.verifiers.collateral import external_recipients, outside_texts
 
 
 def table_rules(services: list[str]) -> dict[str, TableRules]:
@@ -29,6 +30,7 @@ async def footprint_of_run(task: Task, evidence: Evidence) -> Footprint:
         user_messages(task),
     )
     footprint.recipients = external_recipients(evidence)
+    footprint.outgoing = outside_texts(evidence)
     earlier = [c for turn in task.turns[:-1] for c in turn.checks if not c.is_guard]
     footprint.lasting = [r.id for r in await evaluate_checks(earlier, evidence) if r.passed]
     return footprint

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from coworkenv.checks import Guards
 from coworkenv.servers import SERVICE_NAMES
 from coworkenv.task import Task
 
@@ -80,7 +81,7 @@ def compose(
         turns=turns,
         checks=checks,
         safety=safety,
-        guards=_joined_guards([seg.guards.model_dump(mode="json") for seg in segments]),
+        guards=_joined_guards([seg.guards for seg in segments]),
         limits={"max_tool_calls_per_turn": max(seg.limits.max_tool_calls_per_turn for seg in segments)},
         provenance=provenance,
     )
@@ -111,21 +112,24 @@ def _prefixed_refs(value: Any, prefix: str) -> Any:
     return value
 
 
-def _joined_guards(guards: list[dict[str, Any]]) -> dict[str, Any]:
-    def union(key: str) -> list[Any]:
+def _joined_guards(guards: list[Guards]) -> Guards:
+    """One set of guards for the segments of a day: a guard is on when every segment has it
+    on; the lists are their segments' lists together, in order, without repeats."""
+
+    def union(items: list[list[Any]]) -> list[Any]:
         out: list[Any] = []
-        for g in guards:
-            for item in g[key]:
-                if item not in out:
-                    out.append(item)
+        for item in (i for group in items for i in group):
+            if item not in out:
+                out.append(item)
         return out
 
-    return {
-        "collateral": all(g["collateral"] for g in guards),
-        "external_mail": all(g["external_mail"] for g in guards),
-        "removals": all(g["removals"] for g in guards),
-        "recipients": union("recipients"),
-        "allow": union("allow"),
-        "disallow": union("disallow"),
-        "free": union("free"),
-    }
+    return Guards(
+        collateral=all(g.collateral for g in guards),
+        external_mail=all(g.external_mail for g in guards),
+        removals=all(g.removals for g in guards),
+        internal_content=all(g.internal_content for g in guards),
+        recipients=union([g.recipients for g in guards]),
+        allow=union([g.allow for g in guards]),
+        disallow=union([g.disallow for g in guards]),
+        free=union([g.free for g in guards]),
+    )

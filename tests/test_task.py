@@ -93,8 +93,6 @@ def whole_dump_hashes(task: Task) -> tuple[str, str]:
     """The content and seed hashes as dumping the whole task gives them (what they have
     always been; the task puts the same text together from its parts)."""
     data = task.model_dump(mode="json", exclude={"provenance"})
-    if not data["guards"]["free"]:
-        del data["guards"]["free"]
     for turn in data["turns"]:
         if turn.get("clarification") is None:
             turn.pop("clarification", None)

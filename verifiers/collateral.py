@@ -224,6 +224,16 @@ def external_recipients(ev: Evidence) -> list[str]:
     )
 
 
+def outside_texts(ev: Evidence) -> list[str]:
+    """What each mail sent to an outside address in the judged span carried (`delivery_text`)."""
+    internal = InternalAddresses(ev)
+    return [
+        delivery_text(d)
+        for d in new_deliveries(ev)
+        if any(is_external(a, internal) for a in str(d["recipients"]).split())
+    ]
+
+
 def outside_mail_violations(ev: Evidence, g: Guarding) -> list[str]:
     named = {a.lower() for a in [*g.footprint.recipients, *g.guards.recipients]}
     return [a for a in external_recipients(ev) if a not in named]

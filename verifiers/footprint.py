@@ -108,8 +108,8 @@ class Signatures:
 class Footprint(BaseModel):
     """Rows and columns the goal changes (by table and primary key), rows it removes, the
     signatures of rows it adds (with counts) and their specified values, the outside
-    addresses it mails, and the ids of turn checks whose outcome still holds at the end of
-    the reference run."""
+    addresses it mails and what those mails carry, and the ids of turn checks whose outcome
+    still holds at the end of the reference run."""
 
     changed: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
     removed: dict[str, list[str]] = Field(default_factory=dict)
@@ -125,6 +125,11 @@ class Footprint(BaseModel):
         default_factory=dict,
         description="By table, each added row's signature and the values of its specified columns "
         "(a footprint stored before this field existed holds none, and judges no column)",
+    )
+    outgoing: list[str] = Field(
+        default_factory=list,
+        description="What each mail the goal sends to an outside address carries (subject, body, "
+        "attached files): internal text it quotes is text the task lets out",
     )
     error: str | None = Field(default=None, description="Why no footprint could be derived")
 

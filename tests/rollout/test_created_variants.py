@@ -6,7 +6,8 @@ from pathlib import Path
 
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.mutants import created_mutants, mutants
+from coworkenv.rollout.created_mutants import created_mutants
+from coworkenv.rollout.mutants import mutants
 from coworkenv.rollout.runner import reference_footprint
 from coworkenv.rollout.variants import Variant
 from coworkenv.task import load_task

@@ -333,3 +333,18 @@ async def test_one_mail_to_each_person_is_the_same_as_one_mail_to_all() -> None:
     (finding,) = twice.verdict.collateral
     assert finding.startswith("mail_messages: added {id=4, owner='me@acme.example'")
     assert finding.endswith("(done more than once)")
+
+
+def test_the_content_guard_is_written_only_when_a_task_switches_it_off() -> None:
+    task = escalation_task()
+    assert "internal_content" not in task.model_dump(mode="json")["guards"]
+    off = escalation_task(guards={"internal_content": False})
+    assert off.model_dump(mode="json")["guards"]["internal_content"] is False
+    assert parse_task(off.model_dump_json()) == off
+    assert off.content_hash != task.content_hash
+
+
+def test_a_footprint_stored_before_outgoing_texts_loads_with_none() -> None:
+    from coworkenv.verifiers import Footprint
+
+    assert Footprint.model_validate({"recipients": ["cy@globex.example"]}).outgoing == []
