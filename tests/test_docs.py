@@ -155,3 +155,31 @@ async def test_the_task_format_example_is_a_task_that_passes_the_whole_contract(
     report = await validate_task(parse_task(block.group(1), source="docs/tasks.md"))
     assert report.summary() == "ok"
     assert set(report.kill_rates().values()) == {1.0} and set(report.acceptance_rates().values()) == {1.0}
+
+
+def test_the_claims_section_shows_checks_that_parse_and_verdicts_the_claims_tests_hold() -> None:
+    """The check in "A fact is the text's claim" parses, and each sentence of its table is a
+    row of tests/verifiers/test_claims.py with the same verdict."""
+    import json
+    import re
+
+    from pydantic import TypeAdapter
+
+    from coworkenv.checks import Check
+    from tests.verifiers.test_claims import ACCEPTED, REJECTED
+
+    section = (ROOT / "docs" / "tasks.md").read_text().split("#### A fact is the text's claim")[1]
+    section = section.split("\n## ")[0]
+    snippet = re.search(r"```json\n(.*?)```", section, re.S)
+    assert snippet is not None
+    check = TypeAdapter(Check).validate_python(json.loads(snippet.group(1)))
+    assert [f.number for f in check.context] == [41000]  # type: ignore[union-attr]
+    rows = re.findall(r"^\| (.+?) \| .+? \| (.+?) \|$", section, re.M)[2:]  # after the header
+    accepted = {r[0] for r in ACCEPTED}
+    rejected = {r[0]: r[2] for r in REJECTED}
+    assert len(rows) == 7
+    for text, verdict in rows:
+        if verdict == "stated":
+            assert text in accepted
+        else:
+            assert text in rejected and verdict.split()[-1].casefold() in rejected[text]
