@@ -33,6 +33,7 @@ from coworkenv.checks import Check, Fact, MailSent, StatesFacts
 from coworkenv.state import Workspace
 from coworkenv.task import Task
 from coworkenv.verifiers import Evidence
+from coworkenv.verifiers.claims import reference_shape
 from coworkenv.verifiers.evaluate import fact_mentions
 from coworkenv.verifiers.facts import prepare
 
@@ -87,24 +88,27 @@ class _Located:
 
 @dataclass(frozen=True)
 class _Checked:
-    """A fact a check asks for, the texts it reads it in (columns, or a mail's subject and
-    body), and an absent fact of the same kind beside it."""
+    """A fact a check asks for, the service whose writes it reads and the texts it reads it
+    in (columns, or a mail's subject and body), and an absent fact of the same kind beside it."""
 
     fact: Fact
+    service: str
     reads: frozenset[str]
     old: Fact | None
 
 
 def _checked_facts(checks: list[Check]) -> list[_Checked]:
-    out: dict[tuple[str, frozenset[str]], _Checked] = {}
+    out: dict[tuple[str, str, frozenset[str]], _Checked] = {}
     for check in checks:
-        if isinstance(check, StatesFacts | MailSent):
-            reads = (
-                frozenset(check.columns) if isinstance(check, StatesFacts) else frozenset({"subject", "body"})
-            )
-            for fact in check.facts:
-                old = next((a for a in check.absent if a.kind == fact.kind), None)
-                out.setdefault((fact.model_dump_json(), reads), _Checked(fact, reads, old))
+        if isinstance(check, StatesFacts):
+            service, reads = check.table.split("_", 1)[0], frozenset(check.columns)
+        elif isinstance(check, MailSent):
+            service, reads = "mail", frozenset({"subject", "body", "note"})
+        else:
+            continue
+        for fact in check.facts:
+            old = next((a for a in check.absent if a.kind == fact.kind), None)
+            out.setdefault((fact.model_dump_json(), service, reads), _Checked(fact, service, reads, old))
     return list(out.values())
 
 
@@ -126,8 +130,10 @@ def _locate(task: Task, seed: Workspace) -> Iterator[_Located]:
         for c in checked:
             places = []
             for argument, (s0, s1), prepared in sentences:
-                if argument not in c.reads or len(prepared) != s1 - s0:
-                    continue  # not read by the check, or positions would not map back
+                if not step.tool.startswith(c.service + "_") or argument not in c.reads:
+                    continue  # the check does not read this text
+                if len(prepared) != s1 - s0:
+                    continue  # positions would not map back to the text as written
                 for x in fact_mentions(prepared, c.fact, ev):
                     if x.wanted:
                         places.append(_Place(argument, (s0, s1), (s0 + x.start, s0 + x.end)))
@@ -239,7 +245,7 @@ def _has_rivals(fact: Fact) -> bool:
     its own to compete with, unless it is a reference like GO-95359)."""
     if fact.person is not None:
         return False
-    return fact.text is None or re.search(r"[A-Za-z]+\W?\d+$", fact.text) is not None
+    return fact.text is None or reference_shape(fact.text) is not None
 
 
 def claim_mutants(task: Task, seed: Workspace) -> list[Variant]:
@@ -298,24 +304,38 @@ def claim_mutants(task: Task, seed: Workspace) -> list[Variant]:
     return out
 
 
+#: Tools that send or post a message someone reads, and the argument that carries it.
+MESSAGES = {
+    "mail_send_message": "body",
+    "mail_reply": "body",
+    "mail_forward": "note",
+    "mail_save_draft": "body",
+    "tickets_add_comment": "body",
+}
+
+
 def blank_mutants(task: Task, seed: Workspace) -> list[Variant]:
-    """Each written message whose text states a checked fact, replaced by a content-free one."""
+    """Each message the solution sends or posts, its text replaced by a greeting with no
+    content: a message the user asked for must carry what it was asked to say. A message
+    whose subject states a checked fact keeps it there, so it is left out."""
+    located = {(at.i, at.j): at for at in _locate(task, seed)}
     out = []
-    done: set[tuple[int, int]] = set()
-    for at in _locate(task, seed):
-        message = at.arguments
-        if not all(a in MESSAGE_TEXT for a in message) or (at.i, at.j) in done:
-            continue  # the fact stands in a title or subject too: blanking the message keeps it
-        done.add((at.i, at.j))
-        step = task.turns[at.i].solution[at.j]
-        texts = {a: BLANK for a in message}
+    for i, j in write_steps(task):
+        step = task.turns[i].solution[j]
+        argument = MESSAGES.get(step.tool)
+        if argument is None or not isinstance(step.arguments.get(argument), str):
+            continue
+        at = located.get((i, j))
+        if at is not None and any(a not in MESSAGE_TEXT for a in at.arguments):
+            continue  # the checked fact stands in the subject too: blanking the body keeps it
+        changed = step.model_copy(update={"arguments": {**step.arguments, argument: BLANK}})
         out.append(
             Variant(
                 "reject",
                 "blank",
-                f"turns[{at.i}].solution[{at.j}] ({step.tool}) {'/'.join(texts)}: a greeting with no content",
-                _with_texts(task, at, texts),
-                (at.i, at.j),
+                f"turns[{i}].solution[{j}] ({step.tool}) {argument}: a greeting with no content",
+                replace_step(task, i, j, changed),
+                (i, j),
             )
         )
     return out

@@ -42,6 +42,7 @@ __all__ = [
     "judge_claim",
     "number_mentions",
     "person_mentions",
+    "reference_shape",
     "text_mentions",
     "ticket_mentions",
     "time_mentions",
@@ -418,13 +419,20 @@ _UNSURE = re.compile(
 
 
 def _hedged(
-    t: str, m: Mention, same_kind: Sequence[Mention], roles: dict[int, Role], *, ranges_are_alternatives: bool
+    t: str,
+    m: Mention,
+    same_kind: Sequence[Mention],
+    roles: dict[int, Role],
+    *,
+    ranges_are_alternatives: bool,
+    measured: bool,
 ) -> str | None:
-    """Why the mention is not alone: an approximation, a guess, or another value of its kind
-    joined to it as an alternative. None when it stands alone."""
-    if _cue(_words_before(t, m, same_kind)) == "approximate":
+    """Why the mention is not alone: an approximation (of a measured value: a number, a day,
+    a time; "about" before a phrase says what it is about), a guess, or another value of its
+    kind joined to it as an alternative. None when it stands alone."""
+    if measured and _cue(_words_before(t, m, same_kind)) == "approximate":
         return "approximately"
-    if _AFTER_APPROXIMATE.match(t, m.end):
+    if measured and _AFTER_APPROXIMATE.match(t, m.end):
         return "approximately"
     if _UNSURE.search(t, _sentence_start(t, m.start), m.start):
         return "as a guess"
@@ -449,9 +457,17 @@ def _hedged(
 
 
 def judge_claim(
-    text: str, t: str, mentions: Sequence[Mention], label: str, *, ranges_are_alternatives: bool = True
+    text: str,
+    t: str,
+    mentions: Sequence[Mention],
+    label: str,
+    *,
+    ranges_are_alternatives: bool = True,
+    measured: bool = True,
 ) -> Claim:
-    """What prepared text `t` (of `text`) claims of the fact whose mentions are given."""
+    """What prepared text `t` (of `text`) claims of the fact whose mentions are given. With
+    `ranges_are_alternatives`, "12-13" hedges (numbers), else it is a span (times, days);
+    `measured` values (numbers, days, times) can be approximated, names and phrases cannot."""
     wanted = [m for m in mentions if m.wanted]
     if not wanted:
         return Claim(False, False, f"does not state {label}")
@@ -462,7 +478,9 @@ def judge_claim(
         word = "as an old value" if how == {Role.OLD} else "only negated"
         return Claim(False, False, f"states {label} {word}")
     hedges = {
-        id(m): _hedged(t, m, mentions, roles, ranges_are_alternatives=ranges_are_alternatives)
+        id(m): _hedged(
+            t, m, mentions, roles, ranges_are_alternatives=ranges_are_alternatives, measured=measured
+        )
         for m in asserted
     }
     alone = [m for m in asserted if hedges[id(m)] is None]
@@ -664,7 +682,7 @@ def text_mentions(t: str, phrase: str, allowed: Iterable[str]) -> list[Mention]:
     """The phrase's occurrences; for a reference with digits (GO-95359, PO 7781), also every
     other reference of the same shape, which competes with it."""
     out = [Mention(m.start(), m.end(), True) for m in re.finditer(facts.phrase_pattern(phrase), t)]
-    shape = _reference_shape(phrase)
+    shape = reference_shape(phrase)
     if shape is None:
         alternatives = _alternatives_around(t, [(m.start, m.end) for m in out])
         return sorted([*out, *alternatives], key=lambda m: m.start)
@@ -680,7 +698,7 @@ def text_mentions(t: str, phrase: str, allowed: Iterable[str]) -> list[Mention]:
     return sorted(out, key=lambda m: m.start)
 
 
-def _reference_shape(phrase: str) -> str | None:
+def reference_shape(phrase: str) -> str | None:
     """A pattern for references like `phrase` (the same letters, any digits) when the
     phrase is one token of letters and digits such as GO-95359; else None."""
     folded = facts.prepare(phrase).strip()

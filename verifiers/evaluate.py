@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
@@ -242,9 +243,13 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
     """What `text` claims of `fact` (see `verifiers.claims`): the values of `others` (the
     check's other facts and its context) may stand beside it without contradicting it."""
     t = fact_matchers.prepare(text)
-    ranges = fact.number is not None or fact.ticket is not None
     return claims.judge_claim(
-        text, t, fact_mentions(t, fact, ev, others), fact.label(), ranges_are_alternatives=ranges
+        text,
+        t,
+        fact_mentions(t, fact, ev, others),
+        fact.label(),
+        ranges_are_alternatives=fact.number is not None or fact.ticket is not None,
+        measured=fact.number is not None or fact.date is not None or fact.time is not None,
     )
 
 
@@ -312,6 +317,22 @@ def _states_facts(check: StatesFacts, ev: Evidence, listed: Sequence[Fact]) -> t
     return False, f"no matching row of {check.table} states the facts: closest {'; '.join(best)}"
 
 
+def written_text(delivery: dict[str, Any], ev: Evidence) -> str:
+    """What the user wrote in a sent mail (`delivery_text`), less a subject the thread gave
+    it: the "Re: ..." of a reply repeats the answered mail's subject, which is not the
+    reply's claim."""
+    message = ev.row_by_key("mail_messages", {"id": delivery["message_id"]}, "final")
+    parent_id = message and (message["in_reply_to"] or message["forwarded_from"])
+    parent = ev.row_by_key("mail_messages", {"id": parent_id}, "final") if parent_id else None
+    if parent is not None and _bare_subject(delivery["subject"]) == _bare_subject(parent["subject"]):
+        return delivery_text({**delivery, "subject": ""})
+    return delivery_text(delivery)
+
+
+def _bare_subject(subject: Any) -> str:
+    return re.sub(r"^(?:\s*(?:re|fwd?|fw)\s*:)+", "", str(subject or ""), flags=re.I).strip().casefold()
+
+
 def _mail_sent(check: MailSent, ev: Evidence, listed: Sequence[Fact]) -> tuple[bool, str]:
     wanted = {a.lower() for a in check.to}
     thread = None
@@ -337,7 +358,7 @@ def _mail_sent(check: MailSent, ev: Evidence, listed: Sequence[Fact]) -> tuple[b
             closest = f"the mail lacks the attachment(s) {', '.join(missing_files)}"
             continue
         missing = _facts_missing(
-            delivery_text(delivery), check.facts, check.absent, [*check.context, *listed], ev
+            written_text(delivery, ev), check.facts, check.absent, [*check.context, *listed], ev
         )
         if missing:
             closest = "the mail " + "; ".join(missing)

@@ -193,18 +193,27 @@ async def test_chasing_in_each_open_thread_passes_and_chasing_an_answered_one_fa
     answered = next(op.params["in_reply_to"] for op in task.seed.operations if op.params.get("in_reply_to"))
     assert str(answered) in alone.query
     nudges = [
-        step("mail_reply", message_id=c.thread_of, body="Hello again, any news on my mail below? Thanks.")
+        step(
+            "mail_reply", message_id=c.thread_of, body=f"Hello again, any news on {c.facts[0].text}? Thanks."
+        )
         for c in follow_ups
     ]
     right = await judge(task, [*reads(task), *nudges], cache)
     assert verdict(right) == (True, 1.0, [], False)
+    # a nudge that does not say what is still missing asks for nothing
+    empty = [
+        step("mail_reply", message_id=c.thread_of, body="Hello again, any news? Thanks.") for c in follow_ups
+    ]
+    assert verdict(await judge(task, [*reads(task), *empty], cache))[:2] == (False, 0.0)
     extra = step("mail_reply", message_id=answered, body="Hello again, any news on my mail below? Thanks.")
     wrong = await judge(task, [*reads(task), *nudges, extra], cache)
     assert verdict(wrong) == (False, 0.0, ["answered-left-alone"], True)
     # a new mail is not a reminder in the thread the user asked for (nor collateral: it is one
     # mail to the person the goal mails)
     (first,) = [c for c in follow_ups if c.id == "followed-up-0"]
-    fresh = step("mail_send_message", to=first.to, subject="Reminder", body="Any news on my mail? Thanks.")
+    fresh = step(
+        "mail_send_message", to=first.to, subject="Reminder", body=f"Any news on {first.facts[0].text}?"
+    )
     missed = await judge(task, [*reads(task), fresh, *nudges[1:]], cache)
     n = len(follow_ups)
     assert verdict(missed) == (False, round((n - 1) / n, 4), ["followed-up-0"], False)

@@ -143,12 +143,14 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
     checks = [
         _mail_sent(
             f"followed-up-{i}",
-            f"A follow-up to {person.name} in the unanswered thread of message {sid}",
+            f"A follow-up to {person.name} in the unanswered thread of message {sid} that names what is "
+            f"still missing ({ask})",
             person.email,
+            [{"text": ask}],
             thread_of=sid,
             reply=True,
         )
-        for i, (person, _, sid) in enumerate(open_threads)
+        for i, (person, ask, sid) in enumerate(open_threads)
     ]
     checks.append(
         {

@@ -19,6 +19,7 @@ from ._shared import (
     _day_text,
     _mail_sent,
     _max_id,
+    _states,
     _step,
     _workspace,
 )
@@ -96,10 +97,11 @@ def _follow_up_request(ctx: FamilyContext, teammate: DemoPerson, due_day: Any, d
     chase = ctx.choice(
         [
             "Post a public comment on every ticket assigned to me whose due date has passed, asking the "
-            "requester for an update.",
-            "Ask the requester of each overdue ticket assigned to me for news, in a public comment.",
+            "requester for an update by the new due date.",
+            "Ask the requester of each overdue ticket assigned to me, in a public comment, for news by the "
+            "new due date.",
             "Chase every ticket of mine that is past its due date with a public comment asking the "
-            "requester where things stand.",
+            "requester where things stand, by the new due date.",
         ]
     )
     move = ctx.choice(
@@ -181,21 +183,22 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     new_due = {"ge": format_time(lo), "lt": format_time(hi)}
     ask = ctx.choice(
         [
-            "could you let us know where things stand with this? Thank you.",
-            "we are following up on this request. Is there any news on your side?",
-            "just checking in: could you send us an update on this when you can?",
+            "could you let us know where things stand with this by {day}? Thank you.",
+            "we are following up on this request. Could you send us any news on your side by {day}?",
+            "just checking in: could you send us an update on this by {day}?",
         ]
-    )
+    ).format(day=f"{_day_text(due)} {due.year}")
     names = _requesters(ws, ids)
     for tid in ids:
         comment = {"ticket_id": tid, "author": user.email, "visibility": "public"}
         checks += [
-            _check(
+            _states(
                 f"asked-{tid}",
-                "row_exists",
-                f"A new public comment on #{tid}",
-                table="tickets_comments",
-                where={**comment, "id": {"gt": last_comment}},
+                f"A new public comment on #{tid} asks for an update by the new due date, {due}",
+                "tickets_comments",
+                {**comment, "id": {"gt": last_comment}},
+                ["body"],
+                [{"date": due.isoformat()}],
             ),
             _check(
                 f"due-{tid}",

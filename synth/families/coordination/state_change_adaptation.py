@@ -272,6 +272,19 @@ def _third_turn(ctx: FamilyContext, case: _Case) -> Json:
                 "A new public comment by the user after the mail",
                 _new_ticket(customer, last, told),
             ),
+            _states(
+                "customer-told-what",
+                f"That comment says the problem with {order} is being looked into again (names {order})",
+                "tickets_comments",
+                {
+                    "ticket_id": {"gt": last},
+                    "visibility": "public",
+                    "author": ctx.user.email,
+                    "created_at": {"ge": since},
+                },
+                ["body"],
+                [{"text": order}],
+            ),
         ]
         reply = f"{greeting(customer)}\n\nsorry to hear the problem with {order} is back. We have reopened "
         reply += "the ticket and are looking into it again."
