@@ -79,7 +79,7 @@ def guessing_mutants(task: Task) -> list[Variant]:
         for k, other in enumerate(clarification.candidates):
             if other == right:
                 continue
-            moved = [_on(step, right, other) for step in after]
+            moved = [on_candidate(step, right, other) for step in after]
             named = f"{other.argument}={other.value!r} (candidates[{k}])"
             out.append(
                 Variant(
@@ -117,7 +117,7 @@ def _is_write(step: SolutionStep) -> bool:
     return not tool_kind(step.tool)[0] and not step.expect_error
 
 
-def _on(step: SolutionStep, right: Candidate, other: Candidate) -> SolutionStep:
+def on_candidate(step: SolutionStep, right: Candidate, other: Candidate) -> SolutionStep:
     """The step with every mention of the right candidate in its arguments replaced by another."""
     if not right.named_by(step.arguments):
         return step
@@ -131,4 +131,4 @@ def _on(step: SolutionStep, right: Candidate, other: Candidate) -> SolutionStep:
     return step.model_copy(update={"arguments": {**step.arguments, right.argument: new}})
 
 
-__all__ = ["clarification_problems", "guessing_mutants", "right_candidate"]
+__all__ = ["clarification_problems", "guessing_mutants", "on_candidate", "right_candidate"]
