@@ -14,7 +14,10 @@ tool call), `respond()` (and `reply()`, which calls it) gives the scripted user'
 the next user message within the same turn: the turn's `clarification.answer` for the first
 question of an ambiguous turn, `NOTHING_TO_ADD` otherwise. Questions are counted in the
 record's `agent_stats` (`clarifying_questions`, `needless_questions`); asking earns nothing
-by itself, only the checks make the score.
+by itself, only the checks make the score. The episode keeps the audit sequence number at
+which the answer came: a turn whose clarification lists `candidates` gets the guard
+`asked-first-<turn>` (`verifiers.asked_first`), which fails when a write named a candidate
+before then.
 
 Every method has an async twin with an `a` prefix (`areset`, `acall`, ...). The sync
 methods run the async ones on one background event loop shared by all episodes of the
