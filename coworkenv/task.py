@@ -160,6 +160,21 @@ class SolutionStep(_Model):
     expect_error: bool = False
 
 
+class Candidate(_Model):
+    """One object an ambiguous request could mean, named as tool calls name it: the argument
+    that names the object (`ticket_id`, `event_id`, `message_id`, `path`) and its value."""
+
+    argument: str = Field(min_length=1, description="The tool argument that names the object, e.g. ticket_id")
+    value: int | str = Field(description="The object's id (or path) in that argument, e.g. 61")
+
+    def named_by(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these arguments names the object (also inside a list)."""
+        given = arguments.get(self.argument)
+        if isinstance(given, list):
+            return self.value in given
+        return given == self.value and type(given) is type(self.value)
+
+
 class Clarification(_Model):
     """The turn's request is ambiguous on purpose: an agent should ask before acting on it.
 
@@ -168,13 +183,35 @@ class Clarification(_Model):
     its first `after` steps (reads), asks `question`, then runs the rest. `guess` is what an
     agent that does not ask does instead of the steps after the question: validation plays
     it and it must fail.
+
+    `candidates` lists every object the request could mean, in the order an agent finds them
+    (e.g. oldest first), each as the tool argument and value that name it. Exactly one of
+    them, the one `answer` names, is named by the steps after the question; which one it is
+    must not follow from the task's shape (a generator draws it at random). With
+    candidates, the turn also fails when a write names any of them (a successful call of a
+    write tool whose arguments give that value) before the user answered: acting first and
+    asking after does not pass. Reading them before asking is fine. Validation also plays
+    the reference's steps after the question on each other candidate instead of asking
+    (`guess_each`, judged without that guard: the checks must tell the candidates apart)
+    and the reference's steps all done before asking (`act_before_answer`): each must fail.
     """
 
     question: str = Field(min_length=1, description="What the reference solution asks (it contains a '?')")
-    answer: str = Field(min_length=1, description="The scripted user's answer to a clarifying question")
+    answer: str = Field(
+        min_length=1,
+        description="The scripted user's answer to a clarifying question; it names the right object",
+    )
     after: int = Field(default=0, ge=0, description="Reference-solution steps run before asking")
     guess: list[SolutionStep] = Field(
         min_length=1, description="The steps of an agent that guesses instead of asking; they must fail"
+    )
+    candidates: list[Candidate] = Field(
+        default_factory=list,
+        exclude_if=lambda v: not v,
+        description=(
+            "Every object the request could mean, in the order an agent finds them; a write "
+            "naming one before the user answered fails the turn"
+        ),
     )
 
     @field_validator("question")
@@ -183,6 +220,16 @@ class Clarification(_Model):
         if "?" not in question:
             raise ValueError(f"a clarifying question contains a '?'; got {question!r}")
         return question
+
+    @field_validator("candidates")
+    @classmethod
+    def _two_or_more(cls, candidates: list[Candidate]) -> list[Candidate]:
+        if len(candidates) == 1:
+            raise ValueError("an ambiguous request has two candidates or more; got one")
+        keys = [(c.argument, c.value) for c in candidates]
+        if len(set(keys)) != len(keys):
+            raise ValueError("a candidate is listed twice")
+        return candidates
 
 
 class Turn(_Model):
@@ -389,6 +436,7 @@ def _describe(error: Any) -> str:
 
 __all__ = [
     "AgentContext",
+    "Candidate",
     "Clarification",
     "Event",
     "Limits",

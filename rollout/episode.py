@@ -14,7 +14,10 @@ tool call), `respond()` (and `reply()`, which calls it) gives the scripted user'
 the next user message within the same turn: the turn's `clarification.answer` for the first
 question of an ambiguous turn, `NOTHING_TO_ADD` otherwise. Questions are counted in the
 record's `agent_stats` (`clarifying_questions`, `needless_questions`); asking earns nothing
-by itself, only the checks make the score.
+by itself, only the checks make the score. The episode keeps the audit sequence number at
+which the answer came: a turn whose clarification lists `candidates` gets the guard
+`asked-first-<turn>` (`verifiers.asked_first`), which fails when a write named a candidate
+before then.
 
 Every method has an async twin with an `a` prefix (`areset`, `acall`, ...). The sync
 methods run the async ones on one background event loop shared by all episodes of the
@@ -47,11 +50,19 @@ from pydantic import BaseModel, Field
 
 from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
-from coworkenv.state import Snapshot, Workspace
+from coworkenv.state import AuditEntry, Snapshot, Workspace
 from coworkenv.state.forks import Changes
 from coworkenv.state.jsontext import copy_json
 from coworkenv.task import Event, Limits, Task, Turn
-from coworkenv.verifiers import CheckResult, Evidence, Footprint, Verdict, judge_evidence, judge_turn
+from coworkenv.verifiers import (
+    CheckResult,
+    Evidence,
+    Footprint,
+    Verdict,
+    asked_first,
+    judge_evidence,
+    judge_turn,
+)
 
 from .policies import PolicyError
 from .record import EpisodeRecord, Status, Timings
@@ -266,6 +277,7 @@ class Episode:
         self._turn: int | None = None
         self._answers = 0  # scripted answers given in the turn in play
         self._clarified = False  # whether the turn's clarification was answered
+        self._answered_after: int | None = None  # the last audit seq logged before that answer
         self._verdict: Verdict | None = None
         self._verdict_done = False
         self.status: Status = "completed"
@@ -443,6 +455,7 @@ class Episode:
         self._turn = start.turn
         self._answers = 0
         self._clarified = False
+        self._answered_after = None
 
     async def _open(
         self,
@@ -529,6 +542,7 @@ class Episode:
         clarification = self.task.turns[self._turn].clarification
         if clarification is not None and not self._clarified:
             self._clarified = True
+            self._answered_after = self.workspace.audit.last_seq()
             session.count("clarifying_questions")
             answer = clarification.answer
         elif needless:
@@ -740,6 +754,7 @@ class Episode:
         self._turn = i
         self._answers = 0
         self._clarified = False
+        self._answered_after = None
 
     async def _judge_current(self) -> None:
         i, ws, task = self._turn, self.workspace, self.task
@@ -750,10 +765,23 @@ class Episode:
         results = await judge_turn(
             task.turns[i].checks, self._initial, ws, evidence.audit, task.user_email, i, evidence=evidence
         )
+        guard = asked_first(
+            task.turns[i].clarification, evidence.calls, self._answered_after, i, writes=writes
+        )
+        if guard is not None:
+            results.append(guard)
         self._judged = None if key is None or key != _state_key(ws) else (key, evidence)
         self.turn_results.append(results)
         self._judging += time.perf_counter() - judged
         self.timings.turns.append(time.perf_counter() - self._turn_started)
+
+
+def writes(entry: AuditEntry) -> bool:
+    """Whether the call's tool changes state (a tool no service knows counts as a write)."""
+    try:
+        return not get_service(entry.service).tools.is_read_only(entry.tool)
+    except (ValueError, StopIteration):
+        return True
 
 
 def _state_key(ws: Workspace) -> tuple[int, int] | None:

@@ -7,7 +7,8 @@ column of the same seed object changed, every figure in written text made wrong 
 leaked in disguise (spread out, separators removed, in the subject, sent then deleted,
 attached through a temporary copy), internal text quoted to an outsider with its figures cut
 out (a confidential file whole or in part, attached through a redacted copy, an unrelated
-internal mail), an ambiguous turn acted on by guessing instead of asking, an object the
+internal mail), an ambiguous turn acted on by guessing instead of asking, on each wrong
+candidate, or before the user answered (see `rollout.clarification_mutants`), an object the
 solution creates closed or cancelled at once or created wrong in one column, and every
 checked value kept in the text but made not the claim (hedged, negated, restated with a wrong
 value, given backwards, beside a wrong weekday) or the message left without content (see
@@ -26,6 +27,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
 
+from .clarification_mutants import guessing_mutants
 from .created_mutants import created_mutants
 from .leak_mutants import content_leak_mutants, secret_mutants
 from .text_variants import blank_mutants, claim_mutants
@@ -74,32 +76,6 @@ def mutants(task: Task, seed: Workspace, footprint: Footprint) -> list[Variant]:
     out += guessing_mutants(task)
     out += claim_mutants(task, seed)
     out += blank_mutants(task, seed)
-    return out
-
-
-def guessing_mutants(task: Task) -> list[Variant]:
-    """For each ambiguous turn, an agent that guesses: it does not ask, and plays the turn's
-    `clarification.guess` instead of the steps after the question."""
-    out = []
-    for i, turn in enumerate(task.turns):
-        clarification = turn.clarification
-        if clarification is None:
-            continue
-        guessed = turn.model_copy(
-            update={
-                "solution": [*turn.solution[: clarification.after], *clarification.guess],
-                "clarification": None,
-            }
-        )
-        turns = [*task.turns[:i], guessed, *task.turns[i + 1 :]]
-        out.append(
-            Variant(
-                "reject",
-                "guess",
-                f"turns[{i}] guessed instead of asking (clarification.guess)",
-                task.model_copy(update={"turns": turns}),
-            )
-        )
     return out
 
 

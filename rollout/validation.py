@@ -20,7 +20,8 @@ problem at once; `ValidationReport.listing()` words them for the task's author):
    closed at once or created wrong in one column; for each write
    step at least one argument alteration fails (once one has, the step's other alterations
    are not played); on an ambiguous turn, guessing instead of asking (the turn's
-   `clarification.guess`) fails.
+   `clarification.guess`) fails, and with `candidates`: acting on each other candidate
+   instead of asking, and doing the steps after the question before asking it.
 9. acceptance: every right variant passes: extra reads and marks, reply-all, texts in other
    formats, split updates, draft then send, a created object given a value in a second call.
 
@@ -42,6 +43,7 @@ from coworkenv.task import Task
 from coworkenv.verifiers import Footprint, check_problems
 
 from .acceptance import acceptance_variants
+from .clarification_mutants import clarification_problems
 from .diagnosis import constant_checks, parameter_problems, seed_problems, solution_problems, with_hints
 from .mutants import mutants
 from .policies import NoopPolicy, OraclePolicy
@@ -50,6 +52,9 @@ from .replay import ReferenceStart, play_reference, play_variant
 from .runner import reference_footprint, run_episode, system_prompt
 from .seeding import SeedCache, SeedError
 from .variants import Variant, tool_kind, write_steps
+
+GUESSES = ("guess", "guess_each", "act_before_answer")
+"""Mutant kinds of an ambiguous turn: each must be a playable wrong answer."""
 
 STAGES = ("seed", "checks", "noop", "oracle", "no_peeking", "deterministic", "mutants", "acceptance")
 
@@ -304,6 +309,7 @@ def contract_problems(task: Task) -> list[str]:
         for i, t in enumerate(task.turns)
         if t.clarification is not None and t.clarification.after > len(t.solution)
     ]
+    out += clarification_problems(task)
     if not any(not c.is_guard for c in task.all_checks()):
         out.append("the task has no goal check (only guards): add a check of what the user asked for")
     return out
@@ -329,8 +335,8 @@ async def _run_mutants(
         record = await play_variant(variant.task, starts, cache, footprint, until_failed=True, hashed=False)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent
-        if record.status != "completed" and variant.kind == "guess":
-            survivors.append(f"guess: {variant.description} could not be played: {record.error}")
+        if record.status != "completed" and variant.kind in GUESSES:
+            survivors.append(f"{variant.kind}: {variant.description} could not be played: {record.error}")
             continue  # a guess must be a playable wrong answer, else it shows nothing
         if record.status != "completed" and variant.kind not in ("drop", "alter"):
             continue  # the variant could not be played (e.g. an id the variant invented): not a test

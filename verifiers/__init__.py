@@ -7,6 +7,7 @@ from coworkenv.checks import Check, SafetyRule
 from coworkenv.state import AuditEntry, Workspace
 from coworkenv.state.tables import schema_fixed
 
+from .clarified import ASKED_FIRST, asked_first
 from .collateral import Guarding, collateral
 from .evaluate import evaluate_checks
 from .evidence import Evidence
@@ -17,6 +18,7 @@ from .verdict import CheckResult, SafetyViolation, TurnVerdict, Verdict, combine
 from .where import CheckSpecError
 
 __all__ = [
+    "ASKED_FIRST",
     "CheckResult",
     "CheckSpecError",
     "Evidence",
@@ -25,6 +27,7 @@ __all__ = [
     "SafetyViolation",
     "TurnVerdict",
     "Verdict",
+    "asked_first",
     "check_problems",
     "check_safety",
     "collateral",

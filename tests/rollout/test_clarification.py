@@ -1,8 +1,10 @@
 """Clarification turns: a turn declares its request ambiguous and gives the scripted user's
 answer. An agent that asks gets the answer within the turn and can succeed; one that guesses
-fails; one that asks when nothing was ambiguous is told there is nothing to add, which is
-recorded and earns nothing. Validation plays the guess (it must fail) and counts the answer as
-seen."""
+fails, even when it guesses right, and so does one that acts on a candidate before the answer;
+one that reads the candidates first and then asks succeeds; one that asks when nothing was
+ambiguous is told there is nothing to add, which is recorded and earns nothing. Validation
+plays the guess, each other candidate and the act done before asking (each must fail) and
+counts the answer as seen."""
 
 from pathlib import Path
 from typing import Any
@@ -19,8 +21,8 @@ from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.runner import reference_footprint, run_episode, system_prompt
 from coworkenv.rollout.scripted_llm import ScriptedLLM
 from coworkenv.rollout.user_simulator import SATISFIED, UserSimulator
-from coworkenv.rollout.validation import contract_problems, peeking, validate_task
-from coworkenv.task import Persona, SolutionStep, Task, TaskFileError, load_task, parse_task
+from coworkenv.rollout.validation import GUESSES, contract_problems, peeking, validate_task
+from coworkenv.task import Candidate, Persona, SolutionStep, Task, TaskFileError, load_task, parse_task
 
 EXAMPLE = Path(__file__).parents[2] / "tasks" / "examples" / "clarification-which-ticket.json"
 QUESTION = (
@@ -87,7 +89,7 @@ async def test_an_agent_that_guesses_fails_with_the_wrong_ticket_as_collateral(
     task: Task, cache: SeedCache
 ) -> None:
     footprint = await reference_footprint(task, cache)
-    (guess,) = guessing_mutants(task)
+    guess = guessing_mutants(task)[0]
     assert (guess.kind, guess.side, guess.description) == (
         "guess",
         "reject",
@@ -102,25 +104,79 @@ async def test_an_agent_that_guesses_fails_with_the_wrong_ticket_as_collateral(
     assert record.user_replies == [] and record.agent_stats == {}
 
 
-async def test_guessing_right_by_luck_is_not_told_apart_but_asking_then_acting_wrongly_fails(
+class NeverAsks(OraclePolicy):
+    """The reference solution, but it plays `clarification.guess` instead of asking."""
+
+    async def asks(self, session: Any, task: Task, turn_index: int, progress: Any) -> bool:
+        return False
+
+
+async def test_guessing_right_by_luck_fails_the_asked_first_guard_and_asking_then_acting_wrongly_fails(
     task: Task, cache: SeedCache
 ) -> None:
     footprint = await reference_footprint(task, cache)
-    lucky = without_clarification(task, [s.model_dump() for s in task.turns[0].solution])
-    assert outcome(await run_episode(lucky, OraclePolicy(), cache=cache, footprint=footprint))[:2] == (
+    clarification = task.turns[0].clarification
+    assert clarification is not None
+    right = clarification.model_copy(update={"guess": task.turns[0].solution[2:]})
+    lucky = task.model_copy(update={"turns": [task.turns[0].model_copy(update={"clarification": right})]})
+    record = await run_episode(lucky, NeverAsks(), cache=cache, footprint=footprint)
+    assert outcome(record) == (False, 0.0, 1.0, {"asked-first-0"}, [])
+    (guard,) = [c for c in record.verdict.checks if c.id == "asked-first-0"]  # type: ignore[union-attr]
+    assert (guard.type, guard.role, guard.turn, guard.message) == (
+        "asked_first",
+        "guard",
+        0,
+        "tickets.update_ticket acted on ticket_id=62 without asking which was meant",
+    )
+    # Without candidates the turn has no such guard: a right guess is not told apart.
+    unguarded = right.model_copy(update={"candidates": []})
+    plain = lucky.model_copy(
+        update={"turns": [lucky.turns[0].model_copy(update={"clarification": unguarded})]}
+    )
+    assert outcome(await run_episode(plain, NeverAsks(), cache=cache, footprint=footprint))[:4] == (
         True,
         1.0,
+        1.0,
+        set(),
     )
     # Asking, then escalating both tickets anyway: the delivery ticket is collateral.
-    both = task.turns[0].model_copy(
-        update={"solution": [*task.turns[0].solution, *task.turns[0].clarification.guess]}  # type: ignore[union-attr]
-    )
+    both = task.turns[0].model_copy(update={"solution": [*task.turns[0].solution, *clarification.guess]})
     record = await run_episode(
         task.model_copy(update={"turns": [both]}), OraclePolicy(), cache=cache, footprint=footprint
     )
     success, score, raw, failed, collateral = outcome(record)
     assert (success, score, raw, failed, len(collateral)) == (False, 0.0, 1.0, set(), 1)
     assert record.agent_stats == {"clarifying_questions": 1}
+
+
+async def test_acting_on_the_right_ticket_then_asking_fails_but_reading_both_first_passes(
+    task: Task, cache: SeedCache
+) -> None:
+    update = call("tickets_update_ticket", {"ticket_id": 62, "priority": "urgent", "queue": "Engineering"})
+    early = [update, {"content": "Did you mean #62?"}, {"content": "Done."}]
+    record = await scripted(task, early, cache)
+    assert outcome(record) == (False, 0.0, 1.0, {"asked-first-0"}, [])
+    assert record.agent_stats == {"clarifying_questions": 1}
+    (guard,) = [c for c in record.verdict.checks if c.id == "asked-first-0"]  # type: ignore[union-attr]
+    assert guard.message == "tickets.update_ticket acted on ticket_id=62 before the user answered"
+    # A write that failed changed nothing: it is not acting.
+    missing = call("tickets_update_ticket", {"ticket_id": 62, "priority": "nonsense"})
+    reads = [
+        call("tickets_get_ticket", {"ticket_id": 61}),
+        call("tickets_get_ticket", {"ticket_id": 62}),
+        missing,
+        {"content": "Which of #61 and #62?"},
+        update,
+        {"content": "Done."},
+    ]
+    record = await scripted(task, reads, cache)
+    assert outcome(record) == (True, 1.0, 1.0, set(), [])
+    assert [(e.tool, e.is_error) for e in record.tool_calls] == [
+        ("get_ticket", False),
+        ("get_ticket", False),
+        ("update_ticket", True),
+        ("update_ticket", False),
+    ]
 
 
 async def test_asking_when_nothing_was_ambiguous_is_answered_recorded_and_earns_nothing(
@@ -197,7 +253,12 @@ async def test_a_model_that_guesses_fails(task: Task, cache: SeedCache) -> None:
         {"content": "Done: #61 is urgent and in Engineering."},
     ]
     record = await scripted(task, script, cache)
-    assert outcome(record)[:4] == (False, 0.0, 0.0, {"portal-urgent", "portal-in-engineering"})
+    assert outcome(record)[:4] == (
+        False,
+        0.0,
+        0.0,
+        {"portal-urgent", "portal-in-engineering", "asked-first-0"},
+    )
     assert record.user_replies == [] and record.agent_stats == {}
 
 
@@ -236,7 +297,16 @@ async def test_the_noisy_student_asks_like_the_oracle_when_it_makes_no_mistake(
 async def test_validation_plays_the_guess_and_it_must_fail(task: Task, cache: SeedCache) -> None:
     report = await validate_task(task, cache=cache)
     assert report.ok, report.summary()
-    assert [(m.kind, m.killed) for m in report.mutants if m.kind == "guess"] == [("guess", True)]
+    played = [(m.kind, m.description, m.killed) for m in report.mutants if m.kind in GUESSES]
+    assert played == [
+        ("guess", "turns[0] guessed instead of asking (clarification.guess)", True),
+        ("guess_each", "turns[0] acted on ticket_id=61 (candidates[0]) without asking", True),
+        ("act_before_answer", "turns[0] did the steps after the question before asking it", True),
+    ]
+    (early,) = [m for m in report.mutants if m.kind == "act_before_answer"]
+    assert (
+        early.detail == "asked-first-0: tickets.update_ticket acted on ticket_id=62 before the user answered"
+    )
     # A "guess" that is in fact the right answer: the task does not tell guessing from asking.
     clarification = task.turns[0].clarification
     assert clarification is not None
@@ -332,7 +402,12 @@ async def test_the_sft_demonstration_shows_the_question_and_the_answer(task: Tas
 
 async def test_the_noisy_student_sometimes_guesses_instead_of_asking(task: Task, cache: SeedCache) -> None:
     record = await run_episode(task, NoisyPolicy(p=0.3, seed=9), cache=cache)
-    assert outcome(record)[:4] == (False, 0.0, 0.0, {"portal-urgent", "portal-in-engineering"})
+    assert outcome(record)[:4] == (
+        False,
+        0.0,
+        0.0,
+        {"portal-urgent", "portal-in-engineering", "asked-first-0"},
+    )
     assert record.agent_stats == {} and record.user_replies == []
     assert [(e.tool, e.arguments.get("ticket_id")) for e in record.tool_calls] == [
         ("search_people", None),  # the ticket search was dropped, then it guessed
@@ -374,3 +449,73 @@ def test_a_question_after_the_last_step_is_a_contract_problem(task: Task) -> Non
         "at most 3 steps"
     ]
     assert contract_problems(task) == []
+
+
+def test_candidates_are_written_only_when_set_so_older_files_keep_their_hash(task: Task) -> None:
+    data = task.model_dump(mode="json")
+    assert data["turns"][0]["clarification"]["candidates"] == [
+        {"argument": "ticket_id", "value": 61},
+        {"argument": "ticket_id", "value": 62},
+    ]
+    del data["turns"][0]["clarification"]["candidates"]
+    older = parse_task(data)
+    assert "candidates" not in older.model_dump(mode="json")["turns"][0]["clarification"]
+    # the example's hash before the field existed
+    assert older.content_hash == "b885c9f14545652bbf9e9293ee0fd57bab00ab55a95aa5afc3d6d0f35028fa13"
+    assert task.content_hash != older.content_hash
+
+
+def test_candidates_are_two_or_more_distinct_objects_named_by_an_argument(task: Task) -> None:
+    data = task.model_dump(mode="json")
+    data["turns"][0]["clarification"]["candidates"] = [{"argument": "ticket_id", "value": 61}]
+    with pytest.raises(TaskFileError) as raised:
+        parse_task(data)
+    assert str(raised.value) == (
+        "<task>: $.turns[0].clarification.candidates: Value error, an ambiguous request has two "
+        "candidates or more; got one"
+    )
+    data["turns"][0]["clarification"]["candidates"] *= 2
+    with pytest.raises(TaskFileError, match="a candidate is listed twice"):
+        parse_task(data)
+    one = Candidate(argument="ticket_id", value=61)
+    assert [
+        one.named_by(a) for a in ({"ticket_id": 61}, {"ticket_id": [60, 61]}, {"ticket_id": "61"}, {})
+    ] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+def test_the_steps_after_the_question_name_exactly_one_candidate_and_none_is_written_before(
+    task: Task,
+) -> None:
+    turn = task.turns[0]
+    clarification = turn.clarification
+    assert clarification is not None
+    third = clarification.model_copy(
+        update={"candidates": [*clarification.candidates, Candidate(argument="ticket_id", value=63)]}
+    )
+    assert (
+        contract_problems(
+            task.model_copy(update={"turns": [turn.model_copy(update={"clarification": third})]})
+        )
+        == []
+    )
+    unnamed = clarification.model_copy(
+        update={"candidates": [Candidate(argument="ticket_id", value=v) for v in (60, 61)]}
+    )
+    early = clarification.model_copy(update={"after": 3})
+    late = turn.model_copy(update={"solution": [*turn.solution, turn.solution[2]], "clarification": early})
+    problems = [
+        contract_problems(task.model_copy(update={"turns": [t]}))
+        for t in (turn.model_copy(update={"clarification": unnamed}), late)
+    ]
+    assert problems == [
+        [
+            "turns[0].clarification.candidates: the write steps after the question must name exactly one "
+            "candidate, literally (the one the answer names)"
+        ],
+        ["turns[0].solution[2] writes a candidate before the question: only read candidates before asking"],
+    ]

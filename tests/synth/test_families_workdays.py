@@ -314,7 +314,7 @@ async def test_changed_mind_finance_added_after_looking_at_the_call_passes(cache
 
 async def test_clarification_guessing_closes_the_wrong_ticket_and_fails(cache: SeedCache) -> None:
     task = build_task("support_day", 2)
-    (guess,) = guessing_mutants(task)
+    guess = guessing_mutants(task)[0]
     record = await run_episode(
         guess.task, OraclePolicy(), cache=cache, footprint=await reference_footprint(task, cache)
     )
@@ -469,7 +469,7 @@ async def test_meeting_day_guessing_which_catch_up_fails_and_asking_then_listing
     cache: SeedCache,
 ) -> None:
     task = build_task("meeting_day", 3)
-    (guess,) = guessing_mutants(task)
+    guess = guessing_mutants(task)[0]
     record = await run_episode(
         guess.task, OraclePolicy(), cache=cache, footprint=await reference_footprint(task, cache)
     )

@@ -63,7 +63,8 @@ CATCH_UPS = ["Catch-up call", "Quick sync", "Check-in call"]
 
 def _catch_ups(ctx: FamilyContext, day: date, taken: set[str]) -> tuple[str, list[tuple[Json, Any]]]:
     """Two of the user's own meetings with the same title on two other days, each with another
-    colleague, the earlier first: "my catch-up call next week" could be either."""
+    colleague, the earlier first: "my catch-up call next week" could be either (the family
+    draws which)."""
     ws = ctx.seeded(SERVICES, [])[1]
     titles = {r[0].lower() for r in ws.conn.execute("SELECT title FROM calendar_events")}
     title = ctx.choice(
@@ -124,7 +125,10 @@ def meeting_day(ctx: FamilyContext) -> Task:
     catch_up, pair = _catch_ups(ctx, day, taken | {copied.email})
     ops = [op for op, _ in pair]
     ws, results = _workspace(ctx, SERVICES, ops)
-    kept_id, cancel_id = (int(r["id"]) for r in results)
+    catch_up_ids = [int(r["id"]) for r in results]  # the earlier first
+    # Which one goes is drawn: no fixed rule (the earlier, the later) finds it.
+    right = ctx.rng.randrange(len(pair))
+    cancel_id, kept_id = catch_up_ids[right], catch_up_ids[1 - right]
     near = _titles_near(ws, start - timedelta(hours=2), start + timedelta(hours=3))
     # A search by the title must find only this meeting: no seeded title around it contains it.
     free = [t for t in TITLES if not any(t.lower() in n.lower() for n in near)]
@@ -248,16 +252,19 @@ def meeting_day(ctx: FamilyContext) -> Task:
             _step("mail_send_message", to=[first.email, stand_in.email], subject=title, body=agenda)
         ],
     }
-    (kept_day, kept_with), (cancel_day, cancel_with) = (info for _, info in pair)
+    (first_day, first_with), (second_day, second_with) = (info for _, info in pair)
+    cancel_day, cancel_with = pair[right][1]
+    kept_day = pair[1 - right][1][0]
     turn_cancel = {
         "user": say(ctx, "Just before lunch.", f"Cancel my '{catch_up}', it is no longer needed."),
         "clarification": {
-            "question": f"You have two '{catch_up}' meetings: {_day_text(kept_day)} with {kept_with.name} "
-            f"and {_day_text(cancel_day)} with {cancel_with.name}. Which one should I cancel?",
+            "question": f"You have two '{catch_up}' meetings: {_day_text(first_day)} with {first_with.name} "
+            f"and {_day_text(second_day)} with {second_with.name}. Which one should I cancel?",
             "answer": f"The one with {_first(cancel_with)}. Keep the other one.",
             "after": 1,
-            # An agent that does not ask cancels the first one it finds: the wrong one.
+            # An agent that does not ask cancels one of the two: here the wrong one.
             "guess": [_step("calendar_cancel_event", event_id=kept_id)],
+            "candidates": [{"argument": "event_id", "value": i} for i in catch_up_ids],
         },
         "checks": [
             _check(

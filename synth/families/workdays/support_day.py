@@ -92,7 +92,7 @@ def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
 
 def _resolved_pair(ctx: FamilyContext, customer: DemoPerson) -> tuple[list[Json], list[str]]:
     """Two resolved older tickets of the customer, the older one first: "their old ticket that
-    is sorted" could be either."""
+    is sorted" could be either (the family draws which)."""
     queue = customer_queue(ctx).name
     ops, refs = [], []
     for days in (12, 8):
@@ -146,7 +146,10 @@ def support_day(ctx: FamilyContext) -> Task:
     body += f"\n\nKind regards,\n{customer.name}"
     sent = format_time(ctx.start - timedelta(minutes=40))
     mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
-    pair, (sorted_ref, _) = _resolved_pair(ctx, customer)
+    pair, refs = _resolved_pair(ctx, customer)
+    # Which of the two is sorted is drawn: no fixed rule (the older, the newer) finds it.
+    right = ctx.rng.randrange(len(refs))
+    sorted_ref = refs[right]
     ops = [
         {"service": "mail", "operation": "deliver_inbound", "params": mail},
         *pair,
@@ -154,11 +157,12 @@ def support_day(ctx: FamilyContext) -> Task:
     ]
     ws, results = _workspace(ctx, SERVICES, ops)
     mail_id = results[0]["id"]
-    sorted_id, other_id = (int(r["ticket_id"]) for r in results[1:3])
-    (sorted_title,), (other_title,) = (
-        ws.conn.execute("SELECT title FROM tickets_tickets WHERE id = ?", (i,)).fetchone()
-        for i in (sorted_id, other_id)
-    )
+    resolved = [int(r["ticket_id"]) for r in results[1:3]]  # the older first
+    sorted_id, other_id = resolved[right], resolved[1 - right]
+    titles = [
+        ws.conn.execute("SELECT title FROM tickets_tickets WHERE id = ?", (i,)).fetchone()[0]
+        for i in resolved
+    ]
     last_ticket, last_event = _max_id(ws, "tickets_tickets"), _max_id(ws, "calendar_events")
     ticket, call_id = last_ticket + 1, last_event + 1
     new_ticket = {"id": {"gt": last_ticket}, "requester": customer.email}
@@ -278,7 +282,7 @@ def support_day(ctx: FamilyContext) -> Task:
         ],
     }
     question = (
-        f"{cust} has two resolved tickets: #{sorted_id} ({sorted_title}) and #{other_id} ({other_title}). "
+        f"{cust} has two resolved tickets: #{resolved[0]} ({titles[0]}) and #{resolved[1]} ({titles[1]}). "
         "Which one is sorted and should be closed?"
     )
     turn_close = {
@@ -291,8 +295,9 @@ def support_day(ctx: FamilyContext) -> Task:
             "question": question,
             "answer": f"The one about {sorted_ref}. Leave the other one as it is.",
             "after": 1,
-            # An agent that does not ask closes the newest resolved ticket: the wrong one.
+            # An agent that does not ask closes one of the two: here the wrong one.
             "guess": [_step("tickets_update_ticket", ticket_id=other_id, status="closed")],
+            "candidates": [{"argument": "ticket_id", "value": i} for i in resolved],
         },
         "checks": [
             _field(
