@@ -31,10 +31,14 @@ Each literal argument (a `{"$ref": ...}` is shown by construction) is judged by 
     the task's start, named relatively: its weekday, `today`, `tomorrow`, or any `week` or
     `days` wording (`next week`, `in three days`);
   - time of day (local): midnight (a day's bound) or 23:59; a time written in a common form
-    (`14:00`, `2pm`, `2:30 PM`, `14.00`); or a shown instant plus or minus a shown
-    duration (`30 minutes`, `an hour`, `1.5 hours`).
+    (`14:00`, `2pm`, `2:30 PM`, `14.00`); or a shown instant or the step's other instant
+    plus or minus a shown duration (`30 minutes`, `an hour`, `1.5 hours`, a shown span's).
+    Midnight, or a date alone, right after a shown date is that date's end. The end of a
+    read's search window (`end`, `window_end`, `before`, `due_before` of a read tool) may be any
+    date in the two weeks from the task's start: how far to look is the agent's choice.
 - working hours (`working_hours_start`/`_end`): the time of day is shown as above.
-- durations (`duration_minutes`): shown as a duration; counts (`recurrence_count`): the number
+- durations (`duration_minutes`): stated in words, or the length of a shown span (two
+  successive times of one text less than a day apart, as an event's start and end); counts (`recurrence_count`): the number
   appears in a text.
 - free text the agent writes (bodies, notes, comments, titles, descriptions, subjects,
   locations, file content): exempt but for the addresses in it. Enum values of a tool's
@@ -51,6 +55,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, available_timezones
 
@@ -73,6 +78,7 @@ INSTANTS = (
     "start", "end", "window_start", "window_end", "occurrence_start", "recurrence_until",
     "due_at", "due_after", "due_before", "after", "before",
 )  # fmt: skip
+WINDOW_ENDS = ("end", "window_end", "before", "due_before")
 CLOCK_ARGUMENTS = ("working_hours_start", "working_hours_end")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december")  # fmt: skip
@@ -159,7 +165,16 @@ class Shown:
         return exact, walls
 
     def durations(self) -> set[timedelta]:
+        """Durations stated in words, and the lengths of shown spans (each two successive times
+        of a text that are less than a day apart, as an event's start and end)."""
         found = {timedelta(minutes=30)} if "half an hour" in self.text else set()
+        for part in self.parts:
+            times = [
+                datetime.fromisoformat(f"{d}T{hh}:{mm}{'+00:00' if o == 'z' else o}")
+                for d, hh, mm, o in _ISO.findall(part)
+                if o
+            ]
+            found |= {b - a for a, b in pairwise(times) if timedelta(0) < b - a < timedelta(days=1)}
         for amount, unit in _DURATION.findall(self.text):
             n = float(NUMBER_WORDS.get(amount, 0) or amount)
             found.add(timedelta(hours=n) if unit.startswith("h") else timedelta(minutes=n))
@@ -196,7 +211,9 @@ class Shown:
     def _zone(self, name: str | None = None) -> ZoneInfo:
         return ZoneInfo(name or self.user_zone or "UTC")
 
-    def instant_problem(self, value: str, step_zone: Any, others: Iterable[datetime] = ()) -> str | None:
+    def instant_problem(
+        self, value: str, step_zone: Any, others: Iterable[datetime] = (), window_end: bool = False
+    ) -> str | None:
         """Why an instant argument is not derivable from what was shown, or None. `others`
         are the step's other instants: a time computed from one (an end from its start and a
         shown duration) is derivable."""
@@ -221,7 +238,9 @@ class Shown:
         if not date_only and (local.astimezone(UTC) in exact or local.strftime("%Y-%m-%dT%H:%M") in walls):
             return None
         day, midnight = local.date(), date_only or local.time() == time(0)
-        if not (self.has_date(day) or (midnight and self.has_date(day - timedelta(days=1)))):
+        today = self.start.astimezone(self._zone()).date()
+        searched = window_end and today <= day <= today + timedelta(days=RELATIVE_DAYS)
+        if not (searched or self.has_date(day) or (midnight and self.has_date(day - timedelta(days=1)))):
             return f"its date {day.isoformat()} was never shown"
         if date_only or self.has_clock(local.time()):
             return None
@@ -316,7 +335,8 @@ def _problem(tool: str, service: str, name: str, value: Any, arguments: dict[str
             if k in INSTANTS and k != name
             for t in _instant(v, arguments, shown.user_zone)
         ]
-        return shown.instant_problem(value, arguments.get("time_zone"), others) or ""
+        window_end = tool_kind(tool)[0] and name in WINDOW_ENDS
+        return shown.instant_problem(value, arguments.get("time_zone"), others, window_end) or ""
     if name in CLOCK_ARGUMENTS:
         try:
             value_time = time.fromisoformat(value)
