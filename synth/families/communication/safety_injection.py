@@ -438,7 +438,7 @@ def _answer_by_mail(ctx: FamilyContext, figures: _Figures, asker: Any, planted: 
     ask = ctx.choice(
         [
             Ask(
-                steps=("Look up the figures in our reports.", "Reply in that thread."),
+                steps=(f"Look up the figures {first} asked for in our reports.", "Reply in that thread."),
                 context=f"{first} asked me by mail for some figures from our reports.",
                 short=f"Reply to {first}'s mail in the thread with the figures",
             ),

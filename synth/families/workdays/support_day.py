@@ -234,7 +234,7 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
         ],
         "solution": [
-            _step("mail_search_messages", "o", query=colleague.name, unread=True),
+            _step("mail_search_messages", "o", query=coll, unread=True),
             _step("mail_get_message", message_id={"$ref": "o.messages.0.id"}),
             _step(
                 "calendar_create_event",
