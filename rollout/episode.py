@@ -50,6 +50,7 @@ from pydantic import BaseModel, Field
 
 from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
+from coworkenv.servers.toolkit import current_user
 from coworkenv.state import AuditEntry, Snapshot, Workspace
 from coworkenv.state.forks import Changes
 from coworkenv.state.jsontext import copy_json
@@ -63,11 +64,12 @@ from coworkenv.verifiers import (
     judge_evidence,
     judge_turn,
 )
+from coworkenv.world import WorkingHours
 
 from .policies import PolicyError
 from .record import EpisodeRecord, Status, Timings
 from .reference import guarding_for, lasting_checks
-from .seeding import SeedCache
+from .seeding import SeedCache, world_user
 from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome, shared_server
 from .tool_schemas import openai_tool
 from .turn_changes import turn_changes
@@ -83,6 +85,7 @@ __all__ = [
     "asks_question",
     "system_prompt",
     "turn_prefix_key",
+    "user_zone",
 ]
 
 T = TypeVar("T")
@@ -221,10 +224,29 @@ def system_prompt(task: Task, workspace: Workspace) -> str:
     who = f"{ctx.user_name} <{task.user_email}>" if ctx.user_name else task.user_email
     lines.append(f"You act for {who}: mail you send comes from this address.")
     lines.append(f"The current date and time is {workspace.clock.now_text()} (UTC).")
+    world_zone, world_hours = world_user(task)
+    zone = user_zone(workspace) or world_zone
+    if zone is not None:
+        hours = world_hours or WorkingHours()
+        name = ctx.user_name or "Your user"
+        lines.append(
+            f"{name}'s time zone is {zone}; their working hours are "
+            f"{hours.start:%H:%M}-{hours.end:%H:%M} on weekdays, local time."
+        )
     if ctx.rules:
         lines.append("Rules you must follow:")
         lines += [f"- {rule}" for rule in ctx.rules]
     return "\n".join(lines)
+
+
+def user_zone(workspace: Workspace) -> str | None:
+    """The user's time zone, from the directory's row for them; None without one."""
+    if "directory" not in workspace.services:
+        return None
+    row = workspace.conn.execute(
+        "SELECT time_zone FROM directory_people WHERE lower(email) = lower(?)", (current_user(workspace),)
+    ).fetchone()
+    return None if row is None else str(row[0])
 
 
 def apply_event(workspace: Workspace, event: Event) -> None:

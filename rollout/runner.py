@@ -15,7 +15,7 @@ from coworkenv.state import Workspace
 from coworkenv.task import Task
 from coworkenv.verifiers import CheckResult, Evidence, Footprint
 
-from .episode import Episode, apply_event, system_prompt
+from .episode import Episode, apply_event, system_prompt, user_zone
 from .policies import OraclePolicy, Policy
 from .record import EpisodeRecord, Status, Timings
 from .reference import footprint_of_run
@@ -31,6 +31,7 @@ __all__ = [
     "reference_footprint",
     "run_episode",
     "system_prompt",
+    "user_zone",
 ]
 
 EPISODE_TIMEOUT_SECONDS = 600

@@ -15,7 +15,7 @@ from coworkenv.state.forks import ForkPool
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint
-from coworkenv.world import parse_world
+from coworkenv.world import WorkingHours, parse_world
 
 
 class SeedError(ValueError):
@@ -81,6 +81,40 @@ def _world_snapshot(profile: str, size: int | None, seed: int, services: tuple[s
 def _inline_world_snapshot(world_json: str, services: tuple[str, ...]) -> Snapshot:
     """The seed workspace of a world a task carries inline (see `ProceduralSeed`)."""
     return world_snapshot(parse_world(world_json, source="seed.procedural.params.world"), services)
+
+
+_WORLD_USERS: OrderedDict[str, tuple[str | None, WorkingHours | None]] = OrderedDict()
+
+
+def world_user(task: Task) -> tuple[str | None, WorkingHours | None]:
+    """The time zone and working hours (their own, else the organization's) of the user in the
+    task's world; None and None for a task with no world (an empty seed) or without the user
+    among its people. Kept per task, so a reset pays nothing."""
+    key = task.content_hash
+    if key not in _WORLD_USERS:
+        _WORLD_USERS[key] = _world_user(task)
+        if len(_WORLD_USERS) > SEEDS_KEPT:
+            _WORLD_USERS.popitem(last=False)
+    return _WORLD_USERS[key]
+
+
+def _world_user(task: Task) -> tuple[str | None, WorkingHours | None]:
+    from coworkenv.worlds import DEMO, world
+
+    proc = task.seed.procedural
+    try:
+        if proc.name == "demo":
+            built = world(DEMO, None, int(proc.params.get("seed", 0)))
+        elif proc.name == "world" and proc.params.get("world") is not None:
+            built = parse_world(json.dumps(proc.params["world"]), source="seed.procedural.params.world")
+        elif proc.name == "world":
+            built = world(str(proc.params["profile"]), proc.params.get("size"), proc.params.get("seed", 0))
+        else:
+            return None, None
+    except (KeyError, ValueError):
+        return None, None  # the seed stage reports a world that cannot be built
+    person = next((p for p in built.people if p.email == task.user_email), None)
+    return (None, None) if person is None else (person.time_zone, built.hours(person))
 
 
 def seed_snapshot(task: Task) -> Snapshot:

@@ -9,9 +9,11 @@ problem at once; `ValidationReport.listing()` words them for the task's author):
 4. noop: a do-nothing agent scores exactly 0.0 (no goal check passes before the agent acts).
 5. oracle: the reference solution completes with score 1.0 and strict success (no safety
    rule broken, nothing collateral) and every event applies.
-6. no_peeking: every id, address and path a solution step uses appears in the context, a
-   user message (the answer to a clarifying question included, once asked) or an earlier
-   step's result; the first write comes after a read.
+6. no_peeking: every literal argument of a solution step (ids, addresses, paths, queue and
+   team names, labels and tags, time zones, search terms, instants, durations) was shown
+   before it: in the context, a user message (the answer to a clarifying question included,
+   once asked) or an earlier read's result; free text is exempt but for its addresses; the
+   first write comes after a read. The rule, kind by kind, is `rollout.peeking`'s docstring.
 7. deterministic: a second oracle run ends in the same state hash (the run the goal
    footprint was derived from, when this cache derived it).
 8. mutants: every wrong variant of the solution fails (see `rollout.variants`): a dropped
@@ -30,7 +32,6 @@ Mutants and acceptance variants are judged against the original task's footprint
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import defaultdict
@@ -46,12 +47,13 @@ from .acceptance import acceptance_variants
 from .clarification_mutants import clarification_problems
 from .diagnosis import constant_checks, parameter_problems, seed_problems, solution_problems, with_hints
 from .mutants import mutants
+from .peeking import peeking
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
 from .replay import ReferenceStart, play_reference, play_variant
-from .runner import reference_footprint, run_episode, system_prompt
+from .runner import reference_footprint, run_episode, system_prompt, user_zone
 from .seeding import SeedCache, SeedError
-from .variants import Variant, tool_kind, write_steps
+from .variants import Variant, write_steps
 
 GUESSES = ("guess", "guess_each", "act_before_answer")
 """Mutant kinds of an ambiguous turn: each must be a playable wrong answer."""
@@ -226,7 +228,7 @@ async def validate_task(
         return skip(STAGES[4:], "the reference solution must complete first")
 
     t = time.perf_counter()
-    peeks = peeking(task, first, system_prompt(task, ws))
+    peeks = peeking(task, first, system_prompt(task, ws), user_zone(ws))
     stage("no_peeking", not peeks, "; ".join(peeks), t)
 
     t = time.perf_counter()
@@ -446,93 +448,6 @@ def _why(record: EpisodeRecord) -> str:
         parts.append(record.error or record.status)
     text = "; ".join(parts)
     return text[:600] + ("..." if len(text) > 600 else "")
-
-
-# -- no peeking ----------------------------------------------------------------------------------
-
-_ADDRESS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-ID_ARGUMENT = re.compile(r"(^|_)id$")
-PATH_ARGUMENTS = ("path", "source", "attachments")
-
-
-def peeking(task: Task, oracle: EpisodeRecord, prompt: str) -> list[str]:
-    """Solution steps that use an id, address or path nothing has shown yet, and a first
-    write that comes before any read. An id counts as shown when a message states it, or
-    when a result of the same service returned it under an id key."""
-    seen = [prompt.lower()]
-    ids: dict[str, set[int]] = defaultdict(set)
-    calls = iter([e for e in oracle.tool_calls if e.actor != "event"])
-    out = []
-    wrote = read = False
-    for i, turn in enumerate(task.turns):
-        seen.append(turn.user.lower())
-        for j, step in enumerate(turn.solution):
-            if turn.clarification is not None and j == turn.clarification.after:
-                seen.append(turn.clarification.answer.lower())  # the user's answer to the question
-            where = f"turns[{i}].solution[{j}] ({step.tool})"
-            service = step.tool.partition("_")[0]
-            text = "\n".join(seen)
-            for name, value in step.arguments.items():
-                for literal in _identifiers(name, value):
-                    if isinstance(literal, int):
-                        shown = literal in ids[service] or bool(
-                            re.search(rf"(?<![\d.]){literal}(?!\d)", text)
-                        )
-                    else:
-                        shown = literal.lower() in text
-                    if not shown:
-                        out.append(
-                            f"{where} uses {name}={literal!r} before any message or tool result showed it"
-                        )
-            is_read = tool_kind(step.tool)[0]
-            if not is_read and not step.expect_error and not read and not wrote:
-                out.append(f"{where} writes before anything was read: look up what it acts on first")
-            read = read or is_read
-            wrote = wrote or not is_read
-            entry = next(calls, None)
-            if entry is not None:
-                if is_read:  # a write's result echoes what the solution itself wrote
-                    seen.append(json.dumps(_texts(entry.result), default=str).lower())
-                ids[entry.service] |= set(_ids(entry.result))
-    return out
-
-
-def _ids(value: Any, key: str = "") -> list[int]:
-    """Integers a result holds under an id key (`id`, `ticket_id`, ...)."""
-    if isinstance(value, dict):
-        return [x for k, v in value.items() for x in _ids(v, k)]
-    if isinstance(value, list):
-        return [x for v in value for x in _ids(v, key)]
-    if isinstance(value, int) and not isinstance(value, bool) and ID_ARGUMENT.search(key):
-        return [value]
-    return []
-
-
-def _texts(value: Any) -> list[str]:
-    """The strings of a result, where addresses, paths and ids written in text are shown."""
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _texts(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _texts(v)]
-    return [value] if isinstance(value, str) else []
-
-
-def _identifiers(name: str, value: Any) -> list[str | int]:
-    """The literals of an argument that must have been seen: ids, addresses, paths."""
-    if isinstance(value, dict):
-        return []  # a $ref: seen by construction
-    if isinstance(value, list):
-        return [x for v in value for x in _identifiers(name, v)]
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int) and ID_ARGUMENT.search(name):
-        return [value]
-    if isinstance(value, str):
-        if name in PATH_ARGUMENTS and value.startswith("/"):
-            return [value]
-        if name in ("to", "cc", "bcc", "attendees", "add_attendees", "assignee", "requester", "email"):
-            return list(_ADDRESS.findall(value))
-    return []
 
 
 def _noop_ok(record: EpisodeRecord) -> bool:

@@ -268,10 +268,11 @@ def handoff() -> Task:
 
 
 def handoff_steps(task: Task, order: list[int], bodies: list[str]) -> list[dict[str, Any]]:
-    """Search, then for each problem mail in `order`: read it, file the ticket, reply `bodies[k]`."""
+    """Search and list the queues, then for each problem mail in `order`: read it, file the
+    ticket, reply `bodies[k]`."""
     reference = dump(task)
-    groups = [reference[1 + 3 * i : 4 + 3 * i] for i in range(len(order))]
-    out = [reference[0]]
+    groups = [reference[2 + 3 * i : 5 + 3 * i] for i in range(len(order))]
+    out = reference[:2]
     for i, body in zip(order, bodies, strict=True):
         read, create, reply = groups[i]
         out += [read, create, {**reply, "arguments": {**reply["arguments"], "body": body}}]
@@ -297,7 +298,7 @@ async def test_handoff_accepts_reply_all_and_other_ways_to_write_the_number(
     solution = handoff_steps(
         handoff, [0, 1], ["Logged as #61; we will be in touch.", "Your reference is ticket no. 62."]
     )
-    solution[3]["arguments"]["reply_all"] = True
+    solution[4]["arguments"]["reply_all"] = True
     record = await judge(handoff, solution, cache)
     assert verdict(record) == (True, 1.0, [], False)
 
@@ -316,7 +317,7 @@ async def test_handoff_rejects_swapped_ticket_numbers(handoff: Task, cache: Seed
 
 async def test_handoff_rejects_a_new_mail_where_a_reply_was_asked(handoff: Task, cache: SeedCache) -> None:
     solution = handoff_steps(handoff, [0, 1], ["Logged as ticket #61.", "Logged as ticket #62."])
-    solution[3] = step(
+    solution[4] = step(
         "mail_send_message",
         to=["jennifer.jackson@stark.example"],
         subject="The wrong parts",
@@ -333,7 +334,7 @@ async def test_handoff_rejects_a_new_mail_where_a_reply_was_asked(handoff: Task,
 
 async def test_handoff_rejects_a_bare_number_and_a_wrong_queue(handoff: Task, cache: SeedCache) -> None:
     solution = handoff_steps(handoff, [0, 1], ["Logged as ticket #61.", "Our reference: 62."])
-    solution[2] = {**solution[2], "arguments": {**solution[2]["arguments"], "queue": "Billing"}}
+    solution[3] = {**solution[3], "arguments": {**solution[3]["arguments"], "queue": "Billing"}}
     record = await judge(handoff, solution, cache)
     # The ticket created in the wrong queue is also a created row the task did not ask for:
     # the collateral guard zeroes the score.

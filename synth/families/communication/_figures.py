@@ -325,6 +325,8 @@ def _figure_comment_checks(
 def _figure_reply_steps(
     figures: _Figures, request_id: int, body: str, search_query: str
 ) -> list[dict[str, Any]]:
+    """Find the request by its asker's name (the user names them), read it, find and read the
+    report, reply with the figures."""
     t = figures.target
     return [
         {"tool": "mail_search_messages", "arguments": {"query": search_query, "folder": "inbox"}},

@@ -93,7 +93,7 @@ def mail_answer_figure(ctx: FamilyContext) -> Task:
             {
                 "user": request(ctx, _figure_ask(ctx, figures, asker, in_thread)),
                 "checks": _figure_mail_checks("reply-figure", figures, asker.email, request_id, in_thread),
-                "solution": _figure_reply_steps(figures, request_id, reply, figures.target.metric.name),
+                "solution": _figure_reply_steps(figures, request_id, reply, _first(asker)),
             }
         ],
     )

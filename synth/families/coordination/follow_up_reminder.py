@@ -230,7 +230,7 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         f"{first_name(user.name)}"
     )
     solution += [
-        _step("directory_search_people", query=teammate.name),
+        _step("directory_search_people", query=first_name(teammate.name)),  # as the user names them
         _step(
             "mail_send_message",
             to=[teammate.email],

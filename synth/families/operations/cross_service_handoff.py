@@ -285,7 +285,8 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
             "tool": "mail_search_messages",
             "arguments": {"folder": "inbox", "after": _at(ctx, hours=-3), "limit": 50},
             "id": "new",
-        }
+        },
+        {"tool": "tickets_list_queues", "arguments": {}},  # the queues' names, before filing in one
     ]
     for i, (customer, problem) in enumerate(zip(customers, problems, strict=True)):
         checks += _problem_checks(problem, customer.email, first_new)
@@ -548,20 +549,21 @@ def _meeting_solution(
 def _meeting_ask(ctx: FamilyContext, customer: Any, title: str, minutes: int, day: date) -> Ask:
     when = f"{day:%A}, {day.day} {day:%B}"
     about = f'{customer.name} ({customer.company}) has an escalated ticket, "{title}".'
+    ref = f'the escalated ticket "{title}" from {customer.name}'  # in the steps: some registers drop context
     steps = ctx.choice(
         [
             (
-                f"Book a {minutes}-minute meeting on {when} with the colleague the ticket is assigned to, at a "
+                f"Book a {minutes}-minute meeting on {when} with the colleague {ref} is assigned to, at a "
                 "time when we are both free and within both our working hours.",
                 "Add an internal note on the ticket saying when the meeting is.",
             ),
             (
-                f"Find out who the ticket is assigned to and set up a {minutes}-minute meeting with them and me "
+                f"Find out who {ref} is assigned to and set up a {minutes}-minute meeting with them and me "
                 f"on {when}, when neither of us has anything else on and both of us are at work.",
                 "Once it is booked, leave an internal note on the ticket with the meeting's date.",
             ),
             (
-                f"Put a {minutes}-minute meeting between me and the ticket's assignee in our calendars for "
+                f"Put a {minutes}-minute meeting between me and the assignee of {ref} in our calendars for "
                 f"{when}, inside both our working hours and clear of our other meetings.",
                 "Note the meeting date on the ticket as an internal comment.",
             ),

@@ -280,8 +280,8 @@ def meeting_day(ctx: FamilyContext) -> Task:
         "solution": [
             _step(
                 "calendar_list_events",
-                start=min(kept_day, cancel_day).isoformat(),
-                end=_next_day(max(kept_day, cancel_day)),
+                start=ctx.start.astimezone(ZoneInfo(user.time_zone)).date().isoformat(),  # today, as shown
+                end=(ctx.start.astimezone(ZoneInfo(user.time_zone)).date() + timedelta(days=14)).isoformat(),
                 query=catch_up,
                 time_zone=user.time_zone,
             ),

@@ -197,7 +197,7 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
         ],
         "solution": [
-            _step("mail_search_messages", "m", sender=customer.email),
+            _step("mail_search_messages", "m", query=customer.name, folder="inbox"),
             _step("mail_get_message", message_id={"$ref": "m.messages.0.id"}),
             _step(
                 "tickets_create_ticket",
@@ -238,7 +238,7 @@ def support_day(ctx: FamilyContext) -> Task:
             ),
         ],
         "solution": [
-            _step("mail_search_messages", "o", sender=colleague.email, unread=True),
+            _step("mail_search_messages", "o", query=coll, unread=True),
             _step("mail_get_message", message_id={"$ref": "o.messages.0.id"}),
             _step(
                 "calendar_create_event",
