@@ -248,6 +248,17 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
     )
 
 
+def retracts(text: str, fact: Fact, ev: Evidence) -> bool:
+    """Whether `text` names `fact`'s value only to take it back: every mention of the value
+    is negated or the old value of a change ("it is NW-2, not NW-1", "moved from 9 March").
+    A later message that retracts an earlier turn's fact supersedes that turn's outcome."""
+    t = fact_matchers.prepare(text)
+    mentions = fact_mentions(t, fact, ev)
+    if not any(m.wanted for m in mentions):
+        return False
+    return not fact_claim(text, fact, ev).asserted
+
+
 def fact_mentions(t: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ()) -> list[claims.Mention]:
     """The mentions of `fact`'s kind in prepared text `t` (`facts.prepare`): which name its
     value, which name a value of `others`, and what they compete with."""

@@ -3,6 +3,7 @@ scales with difficulty, is deterministic, and meets the validation contract; han
 agents show that wrong outcomes fail and right alternatives pass."""
 
 import json
+import re
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -329,3 +330,32 @@ async def test_meeting_update_accepts_each_recipients_own_time_and_rejects_the_o
             **{f"asked-{i}@end": "guard" for i in (0, 1)},  # turn 1's mails re-asserted at the end
         }
         assert record.score == 0.5
+
+
+async def test_reply_after_new_info_accepts_the_ticket_retitled_to_the_corrected_reference(
+    cache: SeedCache,
+) -> None:
+    task = build_task("reply_after_new_info", 1, EASY)
+    assert [c.id for c in task.turns[1].checks] == ["new-order-recorded"]
+    title = task.turns[0].solution[-1].arguments["title"]
+    (correction,) = task.turns[1].events
+    old, new = re.findall(r"it is (\S+), not (\S+)\.", correction.params["body"])[0][::-1]
+    assert old in title
+    read = [s.model_dump() for s in task.turns[1].solution[:-1]]
+    retitle = {"tool": "tickets_update_ticket", "arguments": {"ticket_id": {"$ref": "t.tickets.0.id"}}}
+    retitle["arguments"]["title"] = title.replace(old, new)
+    assert passes(await play(task, cache, turn1=[*read, retitle]))
+
+    wrong = {**retitle, "arguments": {**retitle["arguments"], "title": "Customer problem"}}
+    record = await play(task, cache, turn1=[*read, wrong])
+    assert (record.success, failed(record)) == (False, {"new-order-recorded"})
+
+
+async def test_reply_after_new_info_still_asserts_the_reference_nobody_took_back(cache: SeedCache) -> None:
+    task = build_task("reply_after_new_info", 2, EASY)
+    assert [c.id for c in task.turns[1].checks] == ["ticket-resolved"]
+    assert task.turns[0].checks[1].facts[0].text not in task.turns[0].solution[-1].arguments["description"]
+    steps = [s.model_dump() for s in task.turns[1].solution]
+    steps[-1]["arguments"]["title"] = "Customer problem"  # resolved, and the reference dropped
+    record = await play(task, cache, turn1=steps)
+    assert (record.success, failed(record)) == (False, {"ticket-names-order@end"})
