@@ -19,8 +19,9 @@ class TableRules:
     - `harmless_columns`: changes to these columns are always explained (read marks, flags).
     - `bookkeeping`: columns that record when and by whom a row changed; never collateral.
     - `harmless_added`: a where filter; added rows that match it are harmless (a draft saved
-      and never sent). With `harmless_on_footprint`, only under a parent row the task's
-      goal touches (an internal note on the ticket being escalated).
+      and never sent), however many, also beyond those of the kind the goal adds itself.
+      With `harmless_on_footprint`, only under a parent row the task's goal touches (an
+      internal note on the ticket being escalated).
     - `destructive`: column values that remove, close or cancel an object (a mail moved to
       trash); the default removal rule forbids them outside the footprint.
     - `fan_out`: `(child table, its parent column, its value column)`: a row added beyond

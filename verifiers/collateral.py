@@ -112,7 +112,8 @@ def _unexplained_additions(
 ) -> list[str]:
     """Added rows beyond the kinds and counts the goal adds, unless harmless or allowed, and
     rows of the kinds the goal adds that agree with none of its rows on the columns the
-    task specifies."""
+    task specifies. A harmless kind stays harmless however many rows of it there are, even
+    where the goal adds one itself (a second internal note on the ticket the goal notes)."""
     pool = Counter(g.footprint.added.get(table, {}))
     asked = set(pool)
     fanned = Counter(g.footprint.fanned.get(table, {}))
@@ -120,6 +121,7 @@ def _unexplained_additions(
     free = {c.split(".", 1)[1] for c in g.guards.free if c.split(".", 1)[0] == table}
     taken: Counter[str] = Counter()
     goal: list[tuple[dict[str, Any], str]] = []
+    extra: Counter[str] = Counter()  # harmless rows beyond the goal's own, by signature
     out = []
     for row in added:
         if signatures.follows_new_parent(table, row, ev.final.conn):
@@ -138,7 +140,10 @@ def _unexplained_additions(
             if found:
                 out.append(f"{table}: added {_short(row)} ({shown(found)})")
             continue
-        if sig not in asked and _harmless_added(g, table, rule, row, signatures):
+        if _harmless_added(g, table, rule, row, signatures):
+            if sig in asked:  # a second internal note where the goal adds one: still harmless
+                goal.append((row, sig))
+                extra[sig] += 1
             continue
         if _allowed(g, table, "added", row):
             continue
@@ -149,7 +154,13 @@ def _unexplained_additions(
         else:
             why = "done more than once"
         out.append(f"{table}: added {_short(row)} ({why})")
+    # Pairing sees every row of a kind the goal adds, so the one that agrees with the goal's
+    # row stands for it whichever came first; only the harmless extras go unjudged.
     for row, found in unpaired(rule, goal, refs, free):
+        sig = signatures.of(table, row)
+        if extra[sig] > 0:
+            extra[sig] -= 1
+            continue
         out.append(f"{table}: added {_short(row)} ({shown(found) if found else 'done more than once'})")
     return out
 
