@@ -242,10 +242,24 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
     """What `text` claims of `fact` (see `verifiers.claims`): the values of `others` (the
     check's other facts and its context) may stand beside it without contradicting it."""
     t = fact_matchers.prepare(text)
-    ranges = fact.number is not None or fact.ticket is not None
+    ranges = fact.number is not None or fact.kind == "ticket"
     return claims.judge_claim(
         text, t, fact_mentions(t, fact, ev, others), fact.label(), ranges_are_alternatives=ranges
     )
+
+
+TICKETS = "tickets_tickets"
+
+
+def ticket_of(fact: Fact, ev: Evidence) -> int | None:
+    """The ticket a ticket fact names: `ticket`, or the lowest id of the tickets that match
+    `ticket_where` in the final state (None when none does)."""
+    if fact.ticket is not None:
+        return fact.ticket
+    assert fact.ticket_where is not None
+    validate_where(fact.ticket_where, ev.columns(TICKETS), TICKETS)
+    ids = [int(r["id"]) for r in ev.matching(TICKETS, fact.ticket_where)]
+    return min(ids, default=None)
 
 
 def retracts(text: str, fact: Fact, ev: Evidence) -> bool:
@@ -279,8 +293,10 @@ def fact_mentions(t: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
             [o.time for o in others if o.time is not None],
             [date.fromisoformat(o.date) for o in others if o.date is not None],
         )
-    if fact.ticket is not None:
-        return claims.ticket_mentions(t, fact.ticket, [o.ticket for o in others if o.ticket is not None])
+    if fact.kind == "ticket":
+        number = ticket_of(fact, ev)
+        allowed = [n for o in others if o.kind == "ticket" and (n := ticket_of(o, ev)) is not None]
+        return claims.ticket_mentions(t, -1 if number is None else number, allowed)
     if fact.person is not None:
         name = fact.name or ev.person_name(fact.person) or ""
         return claims.person_mentions(t, name, fact.person)
