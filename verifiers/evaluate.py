@@ -295,8 +295,8 @@ def fact_mentions(t: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
         )
     if fact.kind == "ticket":
         number = ticket_of(fact, ev)
-        allowed = [n for o in others if o.kind == "ticket" and (n := ticket_of(o, ev)) is not None]
-        return claims.ticket_mentions(t, -1 if number is None else number, allowed)
+        tickets = [n for o in others if o.kind == "ticket" and (n := ticket_of(o, ev)) is not None]
+        return claims.ticket_mentions(t, -1 if number is None else number, tickets)
     if fact.person is not None:
         name = fact.name or ev.person_name(fact.person) or ""
         return claims.person_mentions(t, name, fact.person)
