@@ -17,7 +17,7 @@ from coworkenv.rollout.validation import validate_task
 from coworkenv.state import parse_time
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.task import Task
-from tests.synth.agents import failed, play, replaced
+from tests.synth.agents import failed, play, replaced, step
 
 EXPECTED = {
     "schedule_across_zones": ("scheduling_constraints", ["calendar", "directory"], False),
@@ -359,3 +359,35 @@ async def test_reply_after_new_info_still_asserts_the_reference_nobody_took_back
     steps[-1]["arguments"]["title"] = "Customer problem"  # resolved, and the reference dropped
     record = await play(task, cache, turn1=steps)
     assert (record.success, failed(record)) == (False, {"ticket-names-order@end"})
+
+
+def closed_then_followed_up(task: Task, **ticket: Any) -> dict[str, list[dict[str, Any]]]:
+    """Turn 2 closes the ticket the reference only resolves; turn 3, told a closed ticket
+    cannot change, files a follow-up (`ticket` overrides its fields), links it when
+    `linked`, and tells the customer on it."""
+    linked = ticket.pop("linked", True)
+    close = [s.model_dump() for s in task.turns[1].solution]
+    close[-1]["arguments"]["status"] = "closed"
+    find, _, comment = (s.model_dump() for s in task.turns[2].solution)
+    first = task.turns[0].solution[-1].arguments
+    create = step(
+        "tickets_create_ticket", "f", **{**first, "title": "Follow-up: " + first["title"], **ticket}
+    )
+    link = step("tickets_link_tickets", ticket_id={"$ref": "f.id"}, kind="relates_to")
+    link["arguments"]["other_ticket_id"] = {"$ref": "t3.tickets.0.id"}
+    told = {**comment, "arguments": {**comment["arguments"], "ticket_id": {"$ref": "f.id"}}}
+    return {"turn1": close, "turn2": [find, create, *([link] if linked else []), told]}
+
+
+async def test_reply_after_new_info_accepts_a_linked_follow_up_of_a_closed_ticket(cache: SeedCache) -> None:
+    task = build_task("reply_after_new_info", 1, HARD)
+    assert [c.id for c in task.turns[2].checks] == ["reopened", "customer-told"]
+    assert passes(await play(task, cache, **closed_then_followed_up(task)))
+
+    record = await play(task, cache, **closed_then_followed_up(task, linked=False))
+    assert record.success is False and "one-ticket" in failed(record)
+    assert record.verdict is not None and record.verdict.collateral
+    record = await play(task, cache, **closed_then_followed_up(task, priority="urgent"))
+    assert record.success is False and record.verdict is not None
+    (finding,) = record.verdict.collateral
+    assert finding.endswith("(priority 'urgent', expected 'normal')")
