@@ -135,8 +135,13 @@ def test_mail_to_ticket_needs_a_ticket_and_a_reply_per_problem(seed: int) -> Non
         replies = [c for c in checks(task, "reply-") if c.type == "mail_sent"]
         customers = [p["from_addr"] for p in params(task, "deliver_inbound")[: level.items]]
         assert [(c.to, c.thread_of, c.reply) for c in replies] == [
-            ([customer], r["id"], True) for customer, r in zip(customers, results, strict=False)
+            ([customer], r["id"], True)
+            for customer, r in zip(customers, results, strict=False)
+            for _ in ("reply", "number")
         ]
+        # The reply's ticket is the customer's new one, looked up when judged.
+        numbers = [c.facts[0].ticket_where for c in replies if c.facts]
+        assert [w["requester"] for w in numbers] == customers
         assert len(checks(task, "ticket-")) >= 2 * level.items
         assert all(c.type == "states" for c in checks(task, "ticket-"))
         created = steps(task, "tickets_create_ticket")
