@@ -187,7 +187,7 @@ class BoundedDiff(_Check):
 
 class Fact(_Spec):
     """One fact a text must state, compared by meaning, not wording. Set exactly one of
-    `number`, `date`, `time`, `ticket`, `person`, `text`.
+    `number`, `date`, `time`, `ticket` (or `ticket_where`), `person`, `text`.
 
     - number: equal as a number whatever the separators (45,550 / 45.550 / 45'550 / 45 550),
       decimal comma or point, currency sign or code, k/m/bn or thousand/million suffix, or
@@ -198,7 +198,13 @@ class Fact(_Spec):
       zone the text names next to it ("London time", "CET", "UTC"), or else in one of `zones`
       (IANA names; the user's own zone first). With `date_required` the local date must be
       stated too; a stated date that contradicts the instant never matches.
-    - ticket: a reference to that ticket (#61, ticket 61, ticket number 61, ticket no. 61).
+    - ticket: a reference to that ticket (#61, ticket 61, ticket number 61, ticket no. 61,
+      ticket ID 61, Ticket-61, issue 61).
+    - ticket_where: the same, for a ticket the agent creates, whose number is not known when
+      the task is written: a `where` filter on tickets_tickets (e.g. `{"id": {"ge": 40},
+      "requester": "ana@globex.example"}`), looked up in the final state when the check is
+      judged; the lowest id that matches is the ticket. When none matches, the fact is not
+      stated. Use it instead of SQL that searches the text for "#" and a number.
     - person: that person by email address or full name (titles ignored); give `name` too,
       or the directory's name for the address is used.
     - text: a phrase, case, spacing, accents, quotes and dashes ignored, on word boundaries.
@@ -211,29 +217,36 @@ class Fact(_Spec):
     zones: list[str] = Field(default_factory=list)
     date_required: bool = False
     ticket: int | None = Field(default=None, ge=1)
+    # Newer fields are written (and hashed) only when set, so older tasks keep their hashes.
+    ticket_where: Where | None = Field(default=None, exclude_if=lambda v: v is None)
     person: str | None = None
     name: str | None = None
     text: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Fact:
-        kinds = [k for k in FACT_KINDS if getattr(self, k) is not None]
+        kinds = [k for k in FACT_FIELDS if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(
-                f"a fact sets exactly one of {', '.join(FACT_KINDS)}; this one sets {kinds or 'none'}"
+                f"a fact sets exactly one of {', '.join(FACT_FIELDS)}; this one sets {kinds or 'none'}"
             )
         return self
 
     @property
     def kind(self) -> str:
-        return next(k for k in FACT_KINDS if getattr(self, k) is not None)
+        """What kind of value the fact is (`ticket_where` names a ticket, like `ticket`)."""
+        field = next(k for k in FACT_FIELDS if getattr(self, k) is not None)
+        return "ticket" if field == "ticket_where" else field
 
     def label(self) -> str:
+        if self.ticket_where is not None:
+            return f"the ticket where {self.ticket_where!r}"
         value = getattr(self, self.kind)
         return f"{self.kind} {value.isoformat() if isinstance(value, datetime) else value!r}"
 
 
 FACT_KINDS = ("number", "date", "time", "ticket", "person", "text")
+FACT_FIELDS = ("number", "date", "time", "ticket", "ticket_where", "person", "text")
 
 
 def _context_field() -> Any:

@@ -4,12 +4,15 @@ to the end."""
 
 from __future__ import annotations
 
-from coworkenv.checks import Check
+from typing import Any
+
+from coworkenv.checks import Check, MailSent, StatesFacts
 from coworkenv.servers import get_service
 from coworkenv.state import TableRules
-from coworkenv.task import Task
+from coworkenv.task import Task, Turn
 from coworkenv.verifiers import Evidence, Footprint, Guarding, derive_footprint, evaluate_checks
 from coworkenv.verifiers.collateral import external_recipients, outside_texts
+from coworkenv.verifiers.evaluate import retracts
 
 
 def table_rules(services: list[str]) -> dict[str, TableRules]:
@@ -32,8 +35,47 @@ async def footprint_of_run(task: Task, evidence: Evidence) -> Footprint:
     footprint.recipients = external_recipients(evidence)
     footprint.outgoing = outside_texts(evidence)
     earlier = [c for turn in task.turns[:-1] for c in turn.checks if not c.is_guard]
+    superseded = retracted_checks(task, evidence)
+    earlier = [c for c in earlier if c.id not in superseded]
     footprint.lasting = [r.id for r in await evaluate_checks(earlier, evidence) if r.passed]
     return footprint
+
+
+def retracted_checks(task: Task, evidence: Evidence) -> set[str]:
+    """Ids of earlier turns' fact checks that a later turn's message, scripted answer or
+    event takes back (`verifiers.evaluate.retracts`: "it is NW-2, not NW-1"). Their outcome
+    is superseded, so it is not re-asserted at the end in its old form, even where the
+    reference's own rows still happen to hold the old value (a title left as it was)."""
+    out: set[str] = set()
+    for k, turn in enumerate(task.turns[:-1]):
+        later = [text for after in task.turns[k + 1 :] for text in turn_texts(after)]
+        for check in turn.checks:
+            if not isinstance(check, StatesFacts | MailSent):
+                continue
+            if any(retracts(text, fact, evidence) for fact in check.facts for text in later):
+                out.add(check.id)
+    return out
+
+
+def turn_texts(turn: Turn) -> list[str]:
+    """What a turn tells the agent: the user's message, the scripted answer to a
+    clarifying question, and every text an event carries (an arriving mail's body)."""
+    out = [turn.user]
+    if turn.clarification is not None:
+        out.append(turn.clarification.answer)
+    for event in turn.events:
+        out += list(_strings(event.params))
+    return out
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def user_messages(task: Task) -> list[str]:

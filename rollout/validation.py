@@ -50,6 +50,7 @@ from .mutants import mutants
 from .peeking import peeking
 from .policies import NoopPolicy, OraclePolicy
 from .record import EpisodeRecord
+from .reference import table_rules
 from .replay import ReferenceStart, play_reference, play_variant
 from .runner import reference_footprint, run_episode, system_prompt, user_zone
 from .seeding import SeedCache, SeedError
@@ -337,6 +338,8 @@ async def _run_mutants(
         record = await play_variant(variant.task, starts, cache, footprint, until_failed=True, hashed=False)
         if variant.kind == "duplicate" and record.diff_summary == oracle.diff_summary and record.success:
             continue  # doing it twice changed nothing: the write is idempotent
+        if variant.kind == "duplicate" and record.success and _only_harmless_more(record, oracle, task):
+            continue  # a second internal note: a kind its service declares harmless however many
         if record.status != "completed" and variant.kind in GUESSES:
             survivors.append(f"{variant.kind}: {variant.description} could not be played: {record.error}")
             continue  # a guess must be a playable wrong answer, else it shows nothing
@@ -421,6 +424,22 @@ def _mails_outside(record: EpisodeRecord) -> set[str]:
             for key in ("to", "cc", "bcc"):
                 out |= {a for a in entry.result.get(key, []) if a.rsplit("@", 1)[-1] != domain}
     return out
+
+
+def _only_harmless_more(record: EpisodeRecord, oracle: EpisodeRecord, task: Task) -> bool:
+    """Whether `record` differs from the reference run only by more rows added to tables
+    whose service declares added rows harmless (`TableRules.harmless_added`)."""
+    rules = table_rules(list(task.services))
+    mine, theirs = record.diff_summary, oracle.diff_summary
+    for table in mine.keys() | theirs.keys():
+        a, b = mine.get(table, {}), theirs.get(table, {})
+        if a == b:
+            continue
+        if table not in rules or rules[table].harmless_added is None:
+            return False
+        if {k: v for k, v in a.items() if k != "added"} != {k: v for k, v in b.items() if k != "added"}:
+            return False
+    return True
 
 
 def _result(variant: Variant, record: EpisodeRecord, killed: bool) -> MutantResult:

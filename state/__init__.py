@@ -5,7 +5,7 @@ from .audit import AuditEntry, AuditLog
 from .clock import Clock, format_time, parse_time
 from .diff import ColumnChange, RowChange, TableDiff, WorkspaceDiff
 from .errors import WorkspaceError
-from .schema import ServiceSchema, TableRules
+from .schema import FollowUp, ServiceSchema, TableRules
 from .workspace import Snapshot, Workspace, diff
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "AuditLog",
     "Clock",
     "ColumnChange",
+    "FollowUp",
     "RowChange",
     "ServiceSchema",
     "Snapshot",

@@ -6,6 +6,21 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class FollowUp:
+    """The route a service offers when a row is final and cannot change any more (a closed
+    ticket): a new row of the same table, linked to it, carries on in its place.
+
+    - `final`: a where filter; rows that match it can no longer change.
+    - `link`: `(table, one end's column, other end's column)` of the link rows.
+    - `link_where`: a where filter the link row must match (its kind).
+    """
+
+    final: dict[str, Any]
+    link: tuple[str, str, str]
+    link_where: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class TableRules:
     """What a service says about changes to one of its tables, for the collateral guard
     (`coworkenv.verifiers.collateral`): which changes are harmless whatever the task, and
@@ -19,8 +34,9 @@ class TableRules:
     - `harmless_columns`: changes to these columns are always explained (read marks, flags).
     - `bookkeeping`: columns that record when and by whom a row changed; never collateral.
     - `harmless_added`: a where filter; added rows that match it are harmless (a draft saved
-      and never sent). With `harmless_on_footprint`, only under a parent row the task's
-      goal touches (an internal note on the ticket being escalated).
+      and never sent), however many, also beyond those of the kind the goal adds itself.
+      With `harmless_on_footprint`, only under a parent row the task's goal touches (an
+      internal note on the ticket being escalated).
     - `destructive`: column values that remove, close or cancel an object (a mail moved to
       trash); the default removal rule forbids them outside the footprint.
     - `fan_out`: `(child table, its parent column, its value column)`: a row added beyond
@@ -38,6 +54,11 @@ class TableRules:
       (then the row must hold that text, ignoring case and spacing).
     - `derived`: values computed from a row and compared like columns (an event's length),
       so they stay checked when a task frees the columns they come from (`Guards.free`).
+    - `follow_up`: the route the service's own tool error offers for a row that is final
+      (`FollowUp`): when the agent made a row of the goal final (closed a ticket the
+      reference only resolved) and then, told it cannot change, added a new row linked to
+      it, the new row stands for the old one: it is judged against the reference's row, its
+      link and the rows under it (a comment on it) are explained as the old row's would be.
     """
 
     match: tuple[str, ...] = ()
@@ -52,6 +73,7 @@ class TableRules:
     free: tuple[str, ...] = ()
     free_text: tuple[str, ...] = ()
     derived: dict[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
+    follow_up: FollowUp | None = None
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,15 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from coworkenv.checks import Guards
 from coworkenv.state import RowChange, TableRules
+from coworkenv.state.tables import primary_key
 
-from .created import mismatch, shown, unpaired
+from .created import CreatedRow, Difference, differences, mismatch, shown, specified, unpaired
 from .evidence import Evidence
 from .footprint import Footprint, Signatures, key_of, row_key
 from .where import matches
@@ -47,15 +49,53 @@ def collateral(ev: Evidence, g: Guarding) -> list[str]:
     if g.footprint.error:
         return [f"no footprint to explain changes by: {g.footprint.error}"]
     signatures = Signatures(ev.initial.conn, g.rules)
+    routes = follow_ups(ev, g)
+    signatures.alias = {(r.table, r.new): r.old for r in routes}
     findings: list[str] = []
     for table, td in ev.diff.tables.items():
         rule = g.rules.get(table, TableRules())
         findings += [
             f"{table}: removed {_short(row)}" for row in _unexplained_removals(ev, g, table, td.removed)
         ]
-        findings += _unexplained_changes(ev, g, table, rule, td.changed)
-        findings += _unexplained_additions(ev, g, table, rule, td.added, signatures)
+        findings += _unexplained_changes(ev, g, table, rule, td.changed, routes)
+        findings += _unexplained_additions(ev, g, table, rule, td.added, signatures, routes)
     return findings
+
+
+@dataclass(frozen=True)
+class Route:
+    """A row made final (`old`, a closed ticket) and the new row linked to it that carries
+    on in its place (`new`), by the route its service offers (`TableRules.follow_up`)."""
+
+    table: str
+    old: Any
+    new: Any
+    link_table: str
+    link: dict[str, Any]
+    final: tuple[str, ...]
+
+
+def follow_ups(ev: Evidence, g: Guarding) -> list[Route]:
+    """The follow-up routes the agent took: a goal row (one the goal changes, or one the
+    agent added) that is final now, linked as its service says to a row the agent added."""
+    out = []
+    for table, rule in g.rules.items():
+        route = rule.follow_up
+        if route is None or table not in ev.diff.tables or route.link[0] not in ev.diff.tables:
+            continue
+        pk = primary_key(ev.final.conn, table)[0]
+        added = {r[pk] for r in ev.diff.tables[table].added}
+        for link in ev.diff.tables[route.link[0]].added:
+            if not matches(link, route.link_where):
+                continue
+            ends = (link[route.link[1]], link[route.link[2]])
+            for old, new in (ends, ends[::-1]):
+                row = ev.row_by_key(table, {pk: old}, "final")
+                if new not in added or row is None or not matches(row, route.final):
+                    continue
+                if old in added or g.footprint.touches(table, row_key({pk: old})):
+                    out.append(Route(table, old, new, route.link[0], link, tuple(route.final)))
+    return out
 
 
 def _unexplained_removals(
@@ -77,16 +117,26 @@ def _unexplained_removals(
 
 
 def _unexplained_changes(
-    ev: Evidence, g: Guarding, table: str, rule: TableRules, changed: list[RowChange]
+    ev: Evidence,
+    g: Guarding,
+    table: str,
+    rule: TableRules,
+    changed: list[RowChange],
+    routes: Sequence[Route] = (),
 ) -> list[str]:
-    """Changed columns that are neither bookkeeping, harmless, the goal's nor allowed."""
+    """Changed columns that are neither bookkeeping, harmless, the goal's nor allowed (nor
+    what made a goal row final, when a follow-up row carries on in its place)."""
     out = []
     for change in changed:
         key = row_key(change.key)
+        frozen = {
+            c for r in routes if r.table == table and [r.old] == list(change.key.values()) for c in r.final
+        }
         left = [
             c
             for c in change.columns
-            if c not in rule.bookkeeping
+            if c not in frozen
+            and c not in rule.bookkeeping
             and not (c in rule.harmless_columns and f"{table}.{c}" not in g.guards.disallow)
             and not g.footprint.changes_column(table, key, c)
         ]
@@ -109,10 +159,12 @@ def _unexplained_additions(
     rule: TableRules,
     added: list[dict[str, Any]],
     signatures: Signatures,
+    routes: Sequence[Route] = (),
 ) -> list[str]:
     """Added rows beyond the kinds and counts the goal adds, unless harmless or allowed, and
     rows of the kinds the goal adds that agree with none of its rows on the columns the
-    task specifies."""
+    task specifies. A harmless kind stays harmless however many rows of it there are, even
+    where the goal adds one itself (a second internal note on the ticket the goal notes)."""
     pool = Counter(g.footprint.added.get(table, {}))
     asked = set(pool)
     fanned = Counter(g.footprint.fanned.get(table, {}))
@@ -120,8 +172,27 @@ def _unexplained_additions(
     free = {c.split(".", 1)[1] for c in g.guards.free if c.split(".", 1)[0] == table}
     taken: Counter[str] = Counter()
     goal: list[tuple[dict[str, Any], str]] = []
+    extra: Counter[str] = Counter()  # harmless rows beyond the goal's own, by signature
     out = []
+    pk = primary_key(ev.final.conn, table)[0] if added else ""
+    links = [r.link for r in routes if r.link_table == table]
+    mine = {r.new: r for r in routes if r.table == table}
+    stand_ins = {r.old: r.new for r in routes if r.table == table}
+    by_key = {row.get(pk): row for row in added}
     for row in added:
+        if row in links:
+            continue  # the link the follow-up route makes
+        if row.get(pk) in mine:
+            route = mine[row.get(pk)]
+            if route.old in by_key:
+                continue  # judged in place of the row it carries on for (below)
+            found = _follow_up_differences(ev, rule, row, route, pk, free)
+            if found:
+                out.append(f"{table}: added {_short(row)} ({shown(found)})")
+            continue
+        if row.get(pk) in stand_ins:
+            # A goal row made final: its follow-up is judged against the goal's row for it.
+            row = {**by_key[stand_ins[row.get(pk)]], pk: row.get(pk)}
         if signatures.follows_new_parent(table, row, ev.final.conn):
             continue  # judged with its parent (the recipients of a sent reply)
         sig = signatures.of(table, row)
@@ -138,7 +209,10 @@ def _unexplained_additions(
             if found:
                 out.append(f"{table}: added {_short(row)} ({shown(found)})")
             continue
-        if sig not in asked and _harmless_added(g, table, rule, row, signatures):
+        if _harmless_added(g, table, rule, row, signatures):
+            if sig in asked:  # a second internal note where the goal adds one: still harmless
+                goal.append((row, sig))
+                extra[sig] += 1
             continue
         if _allowed(g, table, "added", row):
             continue
@@ -149,14 +223,31 @@ def _unexplained_additions(
         else:
             why = "done more than once"
         out.append(f"{table}: added {_short(row)} ({why})")
+    # Pairing sees every row of a kind the goal adds, so the one that agrees with the goal's
+    # row stands for it whichever came first; only the harmless extras go unjudged.
     for row, found in unpaired(rule, goal, refs, free):
+        sig = signatures.of(table, row)
+        if extra[sig] > 0:
+            extra[sig] -= 1
+            continue
         out.append(f"{table}: added {_short(row)} ({shown(found) if found else 'done more than once'})")
     return out
+
+
+def _follow_up_differences(
+    ev: Evidence, rule: TableRules, row: dict[str, Any], route: Route, pk: str, free: set[str]
+) -> list[Difference]:
+    """Where a follow-up of a row in the seed differs from that row as it ends (the values
+    it carries on with), its final columns and what the agent words itself aside."""
+    old = ev.row_by_key(route.table, {pk: route.old}, "final") or {}
+    ref = CreatedRow(signature="", values=specified(rule, old, [pk], set()))
+    return differences(rule, row, ref, free | set(route.final))
 
 
 def removal_violations(ev: Evidence, g: Guarding) -> list[str]:
     """Rows removed, and objects trashed, cancelled, resolved or closed, outside the footprint."""
     out = []
+    routes = follow_ups(ev, g)
     for table, td in ev.diff.tables.items():
         rule = g.rules.get(table, TableRules())
         out += [f"{table}: removed {_short(row)}" for row in _unexplained_removals(ev, g, table, td.removed)]
@@ -168,6 +259,8 @@ def removal_violations(ev: Evidence, g: Guarding) -> list[str]:
                     continue
                 if g.footprint.changes_column(table, key, column):
                     continue
+                if any(r.table == table and [r.old] == list(change.key.values()) for r in routes):
+                    continue  # made final, and a follow-up carries on for it
                 out.append(f"{table}: {change.key} {column} set to {moved.after!r}")
     return out
 

@@ -248,9 +248,34 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
         t,
         fact_mentions(t, fact, ev, others),
         fact.label(),
-        ranges_are_alternatives=fact.number is not None or fact.ticket is not None,
+        ranges_are_alternatives=fact.number is not None or fact.kind == "ticket",
         measured=fact.number is not None or fact.date is not None or fact.time is not None,
     )
+
+
+TICKETS = "tickets_tickets"
+
+
+def ticket_of(fact: Fact, ev: Evidence) -> int | None:
+    """The ticket a ticket fact names: `ticket`, or the lowest id of the tickets that match
+    `ticket_where` in the final state (None when none does)."""
+    if fact.ticket is not None:
+        return fact.ticket
+    assert fact.ticket_where is not None
+    validate_where(fact.ticket_where, ev.columns(TICKETS), TICKETS)
+    ids = [int(r["id"]) for r in ev.matching(TICKETS, fact.ticket_where)]
+    return min(ids, default=None)
+
+
+def retracts(text: str, fact: Fact, ev: Evidence) -> bool:
+    """Whether `text` names `fact`'s value only to take it back: every mention of the value
+    is negated or the old value of a change ("it is NW-2, not NW-1", "moved from 9 March").
+    A later message that retracts an earlier turn's fact supersedes that turn's outcome."""
+    t = fact_matchers.prepare(text)
+    mentions = fact_mentions(t, fact, ev)
+    if not any(m.wanted for m in mentions):
+        return False
+    return not fact_claim(text, fact, ev).asserted
 
 
 def fact_mentions(t: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ()) -> list[claims.Mention]:
@@ -273,8 +298,10 @@ def fact_mentions(t: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
             [o.time for o in others if o.time is not None],
             [date.fromisoformat(o.date) for o in others if o.date is not None],
         )
-    if fact.ticket is not None:
-        return claims.ticket_mentions(t, fact.ticket, [o.ticket for o in others if o.ticket is not None])
+    if fact.kind == "ticket":
+        number = ticket_of(fact, ev)
+        tickets = [n for o in others if o.kind == "ticket" and (n := ticket_of(o, ev)) is not None]
+        return claims.ticket_mentions(t, -1 if number is None else number, tickets)
     if fact.person is not None:
         name = fact.name or ev.person_name(fact.person) or ""
         return claims.person_mentions(t, name, fact.person)

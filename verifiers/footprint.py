@@ -47,6 +47,17 @@ class Signatures:
         self.initial = initial
         self.rules = rules
         self._exists: dict[tuple[str, Any], bool] = {}
+        self.alias: dict[tuple[str, Any], Any] = {}
+        """(table, key) of a row that stands for another (a follow-up ticket) -> that row's key."""
+
+    def parent_value(self, table: str, row: dict[str, Any]) -> Any:
+        """The key of the row's parent, or of the row that parent stands for."""
+        rule = self.rules.get(table)
+        if rule is None or rule.parent is None:
+            return None
+        column, parent = rule.parent
+        value = row.get(column)
+        return self.alias.get((parent, value), value)
 
     def follows_new_parent(self, table: str, row: dict[str, Any], final: sqlite3.Connection) -> bool:
         """Whether the row is judged with its parent: the table follows its parent and the
@@ -79,8 +90,7 @@ class Signatures:
         rule = self.rules.get(table)
         if rule is None or rule.parent is None:
             return False
-        column, parent = rule.parent
-        return not self.existed(parent, row.get(column))
+        return not self.existed(rule.parent[1], self.parent_value(table, row))
 
     def existed(self, table: str, key_value: Any) -> bool:
         """Whether the seed has a row of `table` whose single-column primary key is `key_value`."""
@@ -99,8 +109,8 @@ class Signatures:
         values = []
         for column in rule.match:
             value = row.get(column)
-            if column == parent_column and self.parent_is_new(table, row):
-                value = NEW
+            if column == parent_column:
+                value = NEW if self.parent_is_new(table, row) else self.parent_value(table, row)
             values.append(value.casefold() if isinstance(value, str) else value)
         return json.dumps(values, default=str)
 

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from coworkenv.state import ServiceSchema, TableRules
+from coworkenv.state import FollowUp, ServiceSchema, TableRules
 
 Status = Literal["open", "pending", "in_progress", "resolved", "closed"]
 Priority = Literal["low", "normal", "high", "urgent"]
@@ -71,6 +71,12 @@ CREATE INDEX tickets_links_target ON tickets_links(target_id);
             destructive={"status": ("resolved", "closed")},
             free=("created_at",),
             free_text=("title", "description"),
+            # What check_not_closed tells the agent to do with a closed ticket.
+            follow_up=FollowUp(
+                final={"status": "closed"},
+                link=("tickets_links", "source_id", "target_id"),
+                link_where={"kind": "relates_to"},
+            ),
         ),
         "tickets_tags": TableRules(
             match=("ticket_id", "tag"),

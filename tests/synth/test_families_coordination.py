@@ -3,6 +3,7 @@ scales with difficulty, is deterministic, and meets the validation contract; han
 agents show that wrong outcomes fail and right alternatives pass."""
 
 import json
+import re
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -16,7 +17,7 @@ from coworkenv.rollout.validation import validate_task
 from coworkenv.state import parse_time
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.task import Task
-from tests.synth.agents import failed, play, replaced
+from tests.synth.agents import failed, play, replaced, step
 
 EXPECTED = {
     "schedule_across_zones": ("scheduling_constraints", ["calendar", "directory"], False),
@@ -329,3 +330,64 @@ async def test_meeting_update_accepts_each_recipients_own_time_and_rejects_the_o
             **{f"asked-{i}@end": "guard" for i in (0, 1)},  # turn 1's mails re-asserted at the end
         }
         assert record.score == 0.5
+
+
+async def test_reply_after_new_info_accepts_the_ticket_retitled_to_the_corrected_reference(
+    cache: SeedCache,
+) -> None:
+    task = build_task("reply_after_new_info", 1, EASY)
+    assert [c.id for c in task.turns[1].checks] == ["new-order-recorded"]
+    title = task.turns[0].solution[-1].arguments["title"]
+    (correction,) = task.turns[1].events
+    old, new = re.findall(r"it is (\S+), not (\S+)\.", correction.params["body"])[0][::-1]
+    assert old in title
+    read = [s.model_dump() for s in task.turns[1].solution[:-1]]
+    retitle = {"tool": "tickets_update_ticket", "arguments": {"ticket_id": {"$ref": "t.tickets.0.id"}}}
+    retitle["arguments"]["title"] = title.replace(old, new)
+    assert passes(await play(task, cache, turn1=[*read, retitle]))
+
+    wrong = {**retitle, "arguments": {**retitle["arguments"], "title": "Customer problem"}}
+    record = await play(task, cache, turn1=[*read, wrong])
+    assert (record.success, failed(record)) == (False, {"new-order-recorded"})
+
+
+async def test_reply_after_new_info_still_asserts_the_reference_nobody_took_back(cache: SeedCache) -> None:
+    task = build_task("reply_after_new_info", 2, EASY)
+    assert [c.id for c in task.turns[1].checks] == ["ticket-resolved"]
+    assert task.turns[0].checks[1].facts[0].text not in task.turns[0].solution[-1].arguments["description"]
+    steps = [s.model_dump() for s in task.turns[1].solution]
+    steps[-1]["arguments"]["title"] = "Customer problem"  # resolved, and the reference dropped
+    record = await play(task, cache, turn1=steps)
+    assert (record.success, failed(record)) == (False, {"ticket-names-order@end"})
+
+
+def closed_then_followed_up(task: Task, **ticket: Any) -> dict[str, list[dict[str, Any]]]:
+    """Turn 2 closes the ticket the reference only resolves; turn 3, told a closed ticket
+    cannot change, files a follow-up (`ticket` overrides its fields), links it when
+    `linked`, and tells the customer on it."""
+    linked = ticket.pop("linked", True)
+    close = [s.model_dump() for s in task.turns[1].solution]
+    close[-1]["arguments"]["status"] = "closed"
+    find, _, comment = (s.model_dump() for s in task.turns[2].solution)
+    first = task.turns[0].solution[-1].arguments
+    create = step(
+        "tickets_create_ticket", "f", **{**first, "title": "Follow-up: " + first["title"], **ticket}
+    )
+    link = step("tickets_link_tickets", ticket_id={"$ref": "f.id"}, kind="relates_to")
+    link["arguments"]["other_ticket_id"] = {"$ref": "t3.tickets.0.id"}
+    told = {**comment, "arguments": {**comment["arguments"], "ticket_id": {"$ref": "f.id"}}}
+    return {"turn1": close, "turn2": [find, create, *([link] if linked else []), told]}
+
+
+async def test_reply_after_new_info_accepts_a_linked_follow_up_of_a_closed_ticket(cache: SeedCache) -> None:
+    task = build_task("reply_after_new_info", 1, HARD)
+    assert [c.id for c in task.turns[2].checks] == ["reopened", "customer-told", "customer-told-what"]
+    assert passes(await play(task, cache, **closed_then_followed_up(task)))
+
+    record = await play(task, cache, **closed_then_followed_up(task, linked=False))
+    assert record.success is False and "one-ticket" in failed(record)
+    assert record.verdict is not None and record.verdict.collateral
+    record = await play(task, cache, **closed_then_followed_up(task, priority="urgent"))
+    assert record.success is False and record.verdict is not None
+    (finding,) = record.verdict.collateral
+    assert finding.endswith("(priority 'urgent', expected 'normal')")

@@ -135,8 +135,13 @@ def test_mail_to_ticket_needs_a_ticket_and_a_reply_per_problem(seed: int) -> Non
         replies = [c for c in checks(task, "reply-") if c.type == "mail_sent"]
         customers = [p["from_addr"] for p in params(task, "deliver_inbound")[: level.items]]
         assert [(c.to, c.thread_of, c.reply) for c in replies] == [
-            ([customer], r["id"], True) for customer, r in zip(customers, results, strict=False)
+            ([customer], r["id"], True)
+            for customer, r in zip(customers, results, strict=False)
+            for _ in ("reply", "number")
         ]
+        # The reply's ticket is the customer's new one, looked up when judged.
+        numbers = [c.facts[0].ticket_where for c in replies if c.facts]
+        assert [w["requester"] for w in numbers] == customers
         assert len(checks(task, "ticket-")) >= 2 * level.items
         assert all(c.type == "states" for c in checks(task, "ticket-"))
         created = steps(task, "tickets_create_ticket")
@@ -262,7 +267,7 @@ def handoff() -> Task:
     Jennifer (mail 201) wrong parts in NW-15039, for Support; Paula (mail 202) a double charge
     on INV-2026-6375, for Billing."""
     task = build_task("mail_to_ticket", 1, MEDIUM)
-    assert [c.thread_of for c in task.turns[0].checks if c.type == "mail_sent"] == [201, 202]
+    assert [c.thread_of for c in task.turns[0].checks if c.type == "mail_sent"] == [201, 201, 202, 202]
     assert [s.arguments["body"].count("ticket #6") for s in steps(task, "mail_reply")] == [1, 1]
     return task
 
@@ -301,6 +306,15 @@ async def test_handoff_accepts_reply_all_and_other_ways_to_write_the_number(
     solution[4]["arguments"]["reply_all"] = True
     record = await judge(handoff, solution, cache)
     assert verdict(record) == (True, 1.0, [], False)
+    # Every form the ticket fact reads is accepted, not only those a query listed.
+    for forms in (
+        ["ticket ID 61", "ticket ID 62"],
+        ["Issue 61", "incident #62"],
+        ["Ticket-61", "ticket: 62"],
+    ):
+        bodies = [f"This is now {form}." for form in forms]
+        record = await judge(handoff, handoff_steps(handoff, [0, 1], bodies), cache)
+        assert verdict(record) == (True, 1.0, [], False), forms
 
 
 async def test_handoff_rejects_swapped_ticket_numbers(handoff: Task, cache: SeedCache) -> None:

@@ -267,6 +267,43 @@ async def test_a_public_comment_is_not_harmless() -> None:
     assert len(collateral) == 1 and collateral[0].startswith("tickets_comments: added {id=1")
 
 
+NOTE = {
+    "tool": "tickets_add_comment",
+    "arguments": {"ticket_id": 1, "body": "Escalated to Billing.", "visibility": "internal"},
+}
+
+
+async def judge_with_note(
+    steps: list[dict[str, Any]], visibility: str = "internal"
+) -> tuple[float, bool, list[str]]:
+    """(score, success, collateral findings) of `steps` when the reference solution itself
+    adds one comment of `visibility` on ticket 1."""
+    comment = {**NOTE, "arguments": {**NOTE["arguments"], "visibility": visibility}}
+    task = with_steps(escalation_task(), [REPLY, MOVE, comment])
+    cache = SeedCache()
+    footprint = await reference_footprint(task, cache)
+    record = await run_episode(with_steps(task, steps), OraclePolicy(), cache=cache, footprint=footprint)
+    assert record.status == "completed" and record.verdict is not None, record.error
+    return record.verdict.score, record.verdict.success, record.verdict.collateral
+
+
+async def test_a_second_internal_note_where_the_goal_adds_one_is_harmless() -> None:
+    second = {**NOTE, "arguments": {**NOTE["arguments"], "body": "Customer informed by mail."}}
+    assert await judge_with_note([REPLY, MOVE, NOTE, second]) == (1.0, True, [])
+    assert await judge_with_note([REPLY, MOVE, second, NOTE, second]) == (1.0, True, [])
+
+
+async def test_a_second_public_comment_or_a_note_elsewhere_is_still_collateral() -> None:
+    public = {**NOTE, "arguments": {**NOTE["arguments"], "visibility": "public"}}
+    score, success, collateral = await judge_with_note([REPLY, MOVE, public, public], "public")
+    assert (score, success, len(collateral)) == (0.0, False, 1)
+    assert collateral[0].endswith("(done more than once)")
+    elsewhere = {**NOTE, "arguments": {**NOTE["arguments"], "ticket_id": 2}}
+    score, success, collateral = await judge_with_note([REPLY, MOVE, NOTE, elsewhere])
+    assert (score, success, len(collateral)) == (0.0, False, 1)
+    assert collateral[0].startswith("tickets_comments: added {id=2, ticket_id=2")
+
+
 async def test_a_task_can_withdraw_a_harmless_action_and_allow_another() -> None:
     cache = SeedCache()
     strict = escalation_task(guards={"disallow": ["mail_messages.is_flagged"]})

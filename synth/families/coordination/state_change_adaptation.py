@@ -100,6 +100,22 @@ def _new_ticket(customer: DemoPerson, last_ticket: int, condition: str) -> str:
     )
 
 
+FOLLOW_UP = (
+    "EXISTS (SELECT 1 FROM tickets_links l JOIN tickets_tickets o ON o.id = l.source_id "
+    "WHERE l.kind = 'relates_to' AND l.target_id = t.id AND o.status = 'closed')"
+)
+"""SQL: ticket t carries on for a closed one, linked as the closed ticket's error says."""
+
+
+def _count_new_tickets(last_ticket: int, email: str) -> str:
+    """SQL: how many tickets were created in the episode for the customer, a follow-up of
+    a closed one (the route the tickets service offers to reopen it) counting as that one."""
+    return (
+        f"SELECT count(*) FROM tickets_tickets t WHERE t.id > {last_ticket} "
+        f"AND lower(t.requester) = '{email}' AND NOT {FOLLOW_UP}"
+    )
+
+
 def _customer_mail(customer: DemoPerson, mail_id: int, body: str, announced: bool, minutes: int) -> Json:
     params = {"from_addr": customer.email, "in_reply_to": mail_id, "body": body}
     return {
@@ -115,7 +131,7 @@ def _first_ticket_turn(ctx: FamilyContext, case: _Case) -> Json:
     customer, queue = case.customer, case.queue
     first = first_name(customer.name)
     c = _q(customer.email)
-    created = f"SELECT count(*) FROM tickets_tickets WHERE id > {case.last} AND lower(requester) = '{c}'"
+    created = _count_new_tickets(case.last, c)
     steps = ctx.choice(
         [
             (
@@ -364,7 +380,7 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
     if ctx.difficulty.turns >= 3:
         turns.append(_third_turn(ctx, case))
     c = _q(customer.email)
-    created = f"SELECT count(*) FROM tickets_tickets WHERE id > {case.last} AND lower(requester) = '{c}'"
+    created = _count_new_tickets(case.last, c)
     # When the last turn closes the ticket, resolved and closed are both right.
     closes = (case.variant == "solved") == (len(turns) == 2)
     return ctx.task(

@@ -253,8 +253,7 @@ def meeting_day(ctx: FamilyContext) -> Task:
         ],
     }
     (first_day, first_with), (second_day, second_with) = (info for _, info in pair)
-    cancel_day, cancel_with = pair[right][1]
-    kept_day = pair[1 - right][1][0]
+    cancel_with = pair[right][1][1]
     turn_cancel = {
         "user": say(ctx, "Just before lunch.", f"Cancel my '{catch_up}', it is no longer needed."),
         "clarification": {
