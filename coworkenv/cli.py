@@ -377,6 +377,46 @@ def validate(paths: tuple[Path, ...], no_mutants: bool, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="One JSON report per task on stdout.")
+def redteam(paths: tuple[Path, ...], as_json: bool) -> None:
+    """Search task files (or folders of them) for verdicts a wrong agent games.
+
+    Plays the changes a reward-seeking policy would try on each reference solution (every
+    text padded with wrong values, hedged, affirmed then denied; work done a turn late or
+    early; tickets resolved or commented on at the end) and lists every one that still earns
+    strict success. Exit status 1 when any is found.
+    """
+    from coworkenv.rollout import SeedCache
+    from coworkenv.rollout.redteam import red_team
+    from coworkenv.task import load_task
+
+    files = _task_paths(paths)
+    cache = SeedCache()
+    found = tried = 0
+
+    async def run_all() -> None:
+        nonlocal found, tried
+        for path in files:
+            report = await red_team(load_task(path), cache)
+            found += len(report.findings) + bool(report.error)
+            tried += sum(report.tried.values())
+            if as_json:
+                click.echo(json.dumps({"path": str(path), **report.model_dump(mode="json")}))
+                continue
+            if report.error:
+                click.echo(f"{report.task_id}: {report.error}")
+            for f in report.findings:
+                click.echo(f"{report.task_id}: {f.kind}: {f.description} (score {f.score})")
+
+    anyio.run(run_all)
+    if not as_json:
+        click.echo(f"{tried} change(s) tried on {len(files)} task(s); {found} still pass")
+    if found:
+        sys.exit(1)
+
+
+@cli.command()
 @click.argument("task_path", metavar="TASK", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--db",

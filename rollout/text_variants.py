@@ -62,7 +62,7 @@ _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
 
 
 @dataclass(frozen=True)
-class _Place:
+class Place:
     """Where a checked value stands in a step's text argument, as written."""
 
     argument: str
@@ -71,13 +71,13 @@ class _Place:
 
 
 @dataclass(frozen=True)
-class _Located:
+class Located:
     """A checked fact found in the texts of a solution step (subject and body alike, since a
     check reads them together)."""
 
     i: int
     j: int
-    places: tuple[_Place, ...]
+    places: tuple[Place, ...]
     fact: Fact
     old: Fact | None  # a forbidden old value of the same kind, when the check has one
 
@@ -112,7 +112,7 @@ def _checked_facts(checks: list[Check]) -> list[_Checked]:
     return list(out.values())
 
 
-def _locate(task: Task, seed: Workspace) -> Iterator[_Located]:
+def locate(task: Task, seed: Workspace) -> Iterator[Located]:
     """Each fact a turn's checks (the last turn's: the task's final checks too) ask for, in
     each write step of that turn whose texts state it."""
     ev = Evidence(seed, seed, [], task.user_email)
@@ -136,12 +136,12 @@ def _locate(task: Task, seed: Workspace) -> Iterator[_Located]:
                     continue  # positions would not map back to the text as written
                 for x in fact_mentions(prepared, c.fact, ev):
                     if x.wanted:
-                        places.append(_Place(argument, (s0, s1), (s0 + x.start, s0 + x.end)))
+                        places.append(Place(argument, (s0, s1), (s0 + x.start, s0 + x.end)))
             if places:
-                yield _Located(i, j, tuple(places), c.fact, c.old)
+                yield Located(i, j, tuple(places), c.fact, c.old)
 
 
-def _wrong(fact: Fact, zone: str) -> str:
+def wrong_value(fact: Fact, zone: str) -> str:
     """A wrong value of the fact's kind, written plainly."""
     if fact.number is not None:
         value = Decimal(str(fact.number)) * 10 + 1
@@ -179,13 +179,13 @@ def _written(fact: Fact, zone: str) -> str:
     return str(fact.person or fact.text)
 
 
-def _with_texts(task: Task, at: _Located, texts: dict[str, str]) -> Task:
+def with_texts(task: Task, at: Located, texts: dict[str, str]) -> Task:
     step = task.turns[at.i].solution[at.j]
     changed = step.model_copy(update={"arguments": {**step.arguments, **texts}})
     return replace_step(task, at.i, at.j, changed)
 
 
-def _edit(task: Task, at: _Located, edit: Callable[[str, list[_Place]], str]) -> dict[str, str]:
+def edit_texts(task: Task, at: Located, edit: Callable[[str, list[Place]], str]) -> dict[str, str]:
     """Each text argument of the step, edited at its places (last first, so the positions
     of the earlier ones hold)."""
     step = task.turns[at.i].solution[at.j]
@@ -196,8 +196,8 @@ def _edit(task: Task, at: _Located, edit: Callable[[str, list[_Place]], str]) ->
     return out
 
 
-def _insert_after_values(words: str) -> Callable[[str, list[_Place]], str]:
-    def edit(text: str, places: list[_Place]) -> str:
+def _insert_after_values(words: str) -> Callable[[str, list[Place]], str]:
+    def edit(text: str, places: list[Place]) -> str:
         for p in places:
             text = text[: p.value[1]] + words + text[p.value[1] :]
         return text
@@ -205,7 +205,7 @@ def _insert_after_values(words: str) -> Callable[[str, list[_Place]], str]:
     return edit
 
 
-def _negate_sentences(text: str, places: list[_Place]) -> str:
+def _negate_sentences(text: str, places: list[Place]) -> str:
     for s0, s1 in sorted({p.sentence for p in places}, reverse=True):
         rest = text[s0:s1].lstrip()
         lead = s1 - len(rest)
@@ -213,8 +213,8 @@ def _negate_sentences(text: str, places: list[_Place]) -> str:
     return text
 
 
-def _replace_values(template: str) -> Callable[[str, list[_Place]], str]:
-    def edit(text: str, places: list[_Place]) -> str:
+def _replace_values(template: str) -> Callable[[str, list[Place]], str]:
+    def edit(text: str, places: list[Place]) -> str:
         for p in places:
             v0, v1 = p.value
             text = text[:v0] + template.format(value=text[v0:v1]) + text[v1:]
@@ -223,7 +223,7 @@ def _replace_values(template: str) -> Callable[[str, list[_Place]], str]:
     return edit
 
 
-def _after_first_sentence(task: Task, at: _Located, make: Callable[[str, _Place], str]) -> dict[str, str]:
+def _after_first_sentence(task: Task, at: Located, make: Callable[[str, Place], str]) -> dict[str, str]:
     """The step's texts with a sentence added after the first that states the fact."""
     place = at.places[0]
     text: str = task.turns[at.i].solution[at.j].arguments[place.argument]
@@ -240,7 +240,7 @@ def _after_first_sentence(task: Task, at: _Located, make: Callable[[str, _Place]
     }
 
 
-def _has_rivals(fact: Fact) -> bool:
+def has_rivals(fact: Fact) -> bool:
     """Whether another value of the fact's kind can contradict it (a phrase has no kind of
     its own to compete with, unless it is a reference like GO-95359)."""
     if fact.person is not None:
@@ -253,25 +253,29 @@ def claim_mutants(task: Task, seed: Workspace) -> list[Variant]:
     zone = Evidence(seed, seed, [], task.user_email).user_zone
     out: list[Variant] = []
     seen: set[tuple[str, int, int]] = set()
-    for at in _locate(task, seed):
+    for at in locate(task, seed):
         if (at.fact.kind, at.i, at.j) in seen:
             continue  # one fact of each kind per step is enough
         seen.add((at.fact.kind, at.i, at.j))
         step = task.turns[at.i].solution[at.j]
         where = f"turns[{at.i}].solution[{at.j}] ({step.tool}) {'/'.join(at.arguments)}"
         what = at.fact.kind
-        wrong = _wrong(at.fact, zone)
+        wrong = wrong_value(at.fact, zone)
         found = [
             (
                 "hedge",
                 f"the checked {what} beside a wrong alternative",
-                _edit(task, at, _insert_after_values(f" or {wrong}")),
+                edit_texts(task, at, _insert_after_values(f" or {wrong}")),
             ),
-            ("negate", f"each sentence with the checked {what} negated", _edit(task, at, _negate_sentences)),
+            (
+                "negate",
+                f"each sentence with the checked {what} negated",
+                edit_texts(task, at, _negate_sentences),
+            ),
         ]
-        if _has_rivals(at.fact):
+        if has_rivals(at.fact):
 
-            def again(text: str, p: _Place, wrong: str = wrong) -> str:
+            def again(text: str, p: Place, wrong: str = wrong) -> str:
                 (s0, s1), (v0, v1) = p.sentence, p.value
                 if text[v0:v1][:1].isdigit():
                     wrong = wrong.lstrip("#")  # the "#" of "tickets #61, #62" stands before the value
@@ -285,7 +289,7 @@ def claim_mutants(task: Task, seed: Workspace) -> list[Variant]:
                 )
             )
         if at.old is not None:
-            backwards = _edit(task, at, _replace_values(_written(at.old, zone) + ", not {value}"))
+            backwards = edit_texts(task, at, _replace_values(_written(at.old, zone) + ", not {value}"))
             found.append(("backwards", f"the old {what} given as current", backwards))
         if at.fact.date is not None or at.fact.time is not None:
             day = dt.date.fromisoformat(at.fact.date) if at.fact.date else at.fact.time.date()  # type: ignore[union-attr]
@@ -298,7 +302,7 @@ def claim_mutants(task: Task, seed: Workspace) -> list[Variant]:
                 )
             )
         out += [
-            Variant("reject", kind, f"{where}: {description}", _with_texts(task, at, texts), (at.i, at.j))
+            Variant("reject", kind, f"{where}: {description}", with_texts(task, at, texts), (at.i, at.j))
             for kind, description, texts in found
         ]
     return out
@@ -318,7 +322,7 @@ def blank_mutants(task: Task, seed: Workspace) -> list[Variant]:
     """Each message the solution sends or posts, its text replaced by a greeting with no
     content: a message the user asked for must carry what it was asked to say. A message
     whose subject states a checked fact keeps it there, so it is left out."""
-    located = {(at.i, at.j): at for at in _locate(task, seed)}
+    located = {(at.i, at.j): at for at in locate(task, seed)}
     out = []
     for i, j in write_steps(task):
         step = task.turns[i].solution[j]
@@ -370,18 +374,18 @@ def old_value_variants(task: Task, seed: Workspace) -> list[Variant]:
     zone = Evidence(seed, seed, [], task.user_email).user_zone
     out = []
     seen: set[tuple[int, int]] = set()
-    for at in _locate(task, seed):
+    for at in locate(task, seed):
         if at.old is None or (at.i, at.j) in seen:
             continue
         seen.add((at.i, at.j))
         step = task.turns[at.i].solution[at.j]
-        texts = _edit(task, at, _insert_after_values(f" (previously {_written(at.old, zone)})"))
+        texts = edit_texts(task, at, _insert_after_values(f" (previously {_written(at.old, zone)})"))
         out.append(
             Variant(
                 "accept",
                 "with_old_value",
                 f"turns[{at.i}].solution[{at.j}] ({step.tool}): the new {at.fact.kind} stated with the old one",
-                _with_texts(task, at, texts),
+                with_texts(task, at, texts),
                 (at.i, at.j),
             )
         )

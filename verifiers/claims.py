@@ -292,6 +292,13 @@ _CHANGE_VERB = re.compile(
     r"|postpon|delay|advanc|adjust)[a-z]*"
 )
 _CHANGED_FROM = re.compile(_CHANGE_VERB.pattern + r"(?:\s(?:it|this|that|them))?\sfrom\s(?:\S+\s?)?$")
+# A text that offers other values of what it states hedges all of them, wherever it does so
+# ("P.S. It could also be ...", "Candidates: ...", "or possibly ...").
+_OFFERS_OTHERS = re.compile(
+    r"(?<![a-z])(?:(?:could|might|may)\s(?:also|equally|just\sas\swell)\sbe|or\s(?:possibly|perhaps|maybe)"
+    r"|(?:other\s)?(?:candidates|possibilities|possible\s(?:values|answers))\s?:|other\s(?:values|figures|options)"
+    r"\s(?:seen|found|mentioned|include|are))(?![a-z])"
+)
 _ALTERNATIVE = frozenset({"or", "/", "either", "versus", "vs", "between", "and/or", "nor"})
 _RANGE = frozenset({"-", "to", "until", "till", "through", "and"})
 _CONNECTOR_FILLER = _FILLER | frozenset({"and", ",", "or", "/", "-", "to", "either", "vs", "versus", "&"})
@@ -486,9 +493,14 @@ def judge_claim(
     alone = [m for m in asserted if hedges[id(m)] is None]
     if not alone:
         return Claim(False, True, f"states {label} only {hedges[id(asserted[0])]}")
+    if any(roles[id(m)] is Role.NEGATED for m in wanted):
+        return Claim(False, True, f"states {label} and also denies it")
+    offered = _OFFERS_OTHERS.search(t)
+    if offered:
+        return Claim(False, True, f"states {label} but offers others ({offered.group()!r})")
     groups = frozenset().union(*(m.groups for m in alone))
     for rival in mentions:
-        if rival.wanted or rival.allowed or not (rival.groups & groups):
+        if rival.wanted or rival.allowed or not (rival.groups & groups or (groups and ANY in rival.groups)):
             continue
         if roles[id(rival)] is Role.CURRENT:
             quoted = " ".join(t[rival.start : rival.end].split())
@@ -572,6 +584,11 @@ def _quantity(t: str, n: facts.NumberMention) -> str | None:
     return None
 
 
+ANY = "*"
+"""The group of a bare number (no currency, percent or noun beside it): it competes with a
+number of any quantity, since nothing says it is another one. Years are not bare numbers."""
+
+
 def number_mentions(t: str, wanted: Decimal, unit: str | None, allowed: Iterable[Decimal]) -> list[Mention]:
     allowed = set(allowed)
     tickets = facts.Spans((start, end) for start, end, _ in facts.ticket_mentions(t))
@@ -587,10 +604,20 @@ def number_mentions(t: str, wanted: Decimal, unit: str | None, allowed: Iterable
                 n.end,
                 is_wanted,
                 allowed=bool(allowed.intersection(n.values)),
-                groups=frozenset({group}) if group else frozenset(),
+                groups=frozenset({group or _bare_group(t, n)}) - {""},
             )
         )
     return out
+
+
+def _bare_group(t: str, n: facts.NumberMention) -> str:
+    """ANY for a number in digits with nothing beside it to say what it counts; "" for a
+    year or a number in words ("the two of us")."""
+    if not any(c.isdigit() for c in t[n.start : n.end]):
+        return ""
+    if len(n.values) == 1 and n.values[0] == n.values[0].to_integral_value() and 1900 <= n.values[0] <= 2100:
+        return ""
+    return ANY
 
 
 def date_mentions(t: str, day: dt.date, allowed: Iterable[dt.date]) -> list[Mention]:
@@ -699,9 +726,13 @@ def text_mentions(t: str, phrase: str, allowed: Iterable[str]) -> list[Mention]:
 
 
 def reference_shape(phrase: str) -> str | None:
-    """A pattern for references like `phrase` (the same letters, any digits) when the
-    phrase is one token of letters and digits such as GO-95359; else None."""
+    """A pattern for references like `phrase` when the phrase is one token of letters and
+    digits such as GO-95359 (the same letters, any digits) or digits alone such as a phone
+    number's 7946 0321 (the same groups of digits); else None."""
     folded = facts.prepare(phrase).strip()
+    if re.fullmatch(r"\+?[0-9]+(?:[\s./-][0-9]+)*", folded):  # a number written as a code: 7946 0321
+        groups = re.findall(r"[0-9]+", folded)
+        return r"(?<![\w.])" + r"[\W_]{0,3}".join(rf"[0-9]{{{len(g)}}}" for g in groups) + r"(?![\w]|[.,][0-9])"
     if not re.fullmatch(r"[a-z]+[\s_/-]?[0-9]+(?:[\s_/-]?[0-9a-z]+)*", folded) or " " in folded.strip():
         return None
     letters = re.match(r"[a-z]+", folded)

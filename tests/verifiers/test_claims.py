@@ -50,6 +50,8 @@ ACCEPTED = [
     ("Hi Maria Lopez, see you then.", {"person": "maria@x.example"}),
     ("Tickets #61, #62 and #63 are closed.", {"ticket": 62}, {"ticket": 61}, {"ticket": 63}),
     ("Total EUR 132,530; the line is EUR 24,430.", {"number": 132530}, {"number": 24430}),
+    ("The total is EUR 450, due in 2026 as agreed.", {"number": 450}),
+    ("The total is EUR 450; the two of us agreed it.", {"number": 450}),
 ]
 
 
@@ -130,6 +132,32 @@ REJECTED = [
     ),
     ("I am not sure, but it is #61.", {"ticket": 61}, "states ticket 61 only as a guess"),
     ("Maybe the total is EUR 450.", {"number": 450}, "states number 450 only as a guess"),
+    # said and taken back, or offered beside others
+    (
+        "The total is EUR 450. To be clear, it is not EUR 450.",
+        {"number": 450},
+        "states number 450 and also denies it",
+    ),
+    (
+        "The new number is +44 20 7946 0321.\n\nP.S. It could also be something else.",
+        {"text": "7946 0321"},
+        "states text '7946 0321' but offers others ('could also be')",
+    ),
+    (
+        "The total is EUR 450.\n\nOther figures seen: 4,501, 451.",
+        {"number": 450},
+        "states number 450 but offers others ('other figures seen')",
+    ),
+    (
+        "The total is EUR 450. Also: 4,501.",
+        {"number": 450},
+        "states number 450 but also '4,501' as the same kind of value",
+    ),
+    (
+        "Call +44 20 7946 0321 or rather 7946 0322.",
+        {"text": "7946 0321"},
+        "states text '7946 0321' but also '7946 0322' as the same kind of value",
+    ),
     # said backwards: negated, or the right value given as the old one
     (
         "It is not the case that live chat moves to Olark.",

@@ -115,7 +115,9 @@ async def test_mail_sent_absent_facts_and_attachments() -> None:
     check = {**TOLD, "absent": [{"number": 51900}], "attachments": ["/finance/payroll.csv"]}
     assert await judge(check, [reply("45,550 (#1)", attachments=["/finance/payroll.csv"])]) == (
         False,
-        "the mail states number 51900, which it must not",  # the attached file's content counts
+        # the attached file's content counts: its figure is another bare number beside the fact
+        "the mail states number 45550 but also '51900' as the same kind of value; "
+        "states number 51900, which it must not",
     )
     assert await judge(check, [reply("45,550 (#1)")]) == (
         False,
