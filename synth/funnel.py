@@ -30,7 +30,8 @@ STAGE_DETAILS = {
     "solvable": "the reference solution scores 1.0, breaks no rule, changes nothing collateral, every event applies",
     "no_peeking": "the solution uses only ids, addresses and paths it was shown",
     "deterministic": "two runs of the solution end in the same state",
-    "mutants_killed": "wrong variants of the solution fail (dropped, duplicated, collateral, wrong figures, undone, leaked)",
+    "mutants_killed": "wrong variants of the solution fail (dropped, duplicated, collateral, wrong figures, undone, "
+    "leaked, hedged, negated, contradicted, blank, created wrong, guessed)",
     "right_variants_pass": "right variants pass (other formats, reply-all, split updates, draft then send, harmless extras)",
     "consistent": "capability, services and turns match the request",
     "unique": "no near-duplicate of a kept task (checked before validation)",
@@ -79,6 +80,11 @@ class Funnel(BaseModel):
     reasons: dict[str, list[str]] = Field(description="Up to 5 example reasons per failing stage")
     by_capability: list[CapabilityFunnel]
     kill_rates: dict[str, float | None] = Field(description="Mutation kill rate of each kept task")
+    kill_rates_by_class: dict[str, float] = Field(
+        default_factory=dict,
+        description="Share of mutants killed per mutant class, over every draft whose mutants ran "
+        "(kept or not): how often each kind of wrong agent is told apart before the contract rejects",
+    )
     rounds_to_keep: dict[str, int] = Field(
         description="Kept tasks by the round in which they were kept (1-based)"
     )
@@ -144,12 +150,22 @@ def build_funnel(records: list[DraftRecord], kept: list[Task]) -> Funnel:
         reasons=reasons,
         by_capability=by_cap,
         kill_rates=kill,
+        kill_rates_by_class=_by_class(records),
         rounds_to_keep=dict(sorted(rounds.items())),
         kept_tasks=kept_rows,
         unfinished=sum(r.infrastructure for r in _last_rounds(records)),
         planned=planned_slots(records),
         diversity=diversity(kept),
     )
+
+
+def _by_class(records: list[DraftRecord]) -> dict[str, float]:
+    """The mean per-class kill rate over the drafts whose mutants ran."""
+    rates: dict[str, list[float]] = {}
+    for r in records:
+        for kind, rate in r.kill_rates.items():
+            rates.setdefault(kind, []).append(rate)
+    return {kind: round(sum(v) / len(v), 4) for kind, v in sorted(rates.items())}
 
 
 def _last_rounds(records: list[DraftRecord]) -> list[DraftRecord]:
@@ -251,6 +267,13 @@ def print_funnel(funnel: Funnel, console: Console) -> None:
                 classes_text(row.acceptance_rates),
             )
         console.print(kept)
+    if funnel.kill_rates_by_class:
+        classes = Table(title="Mutants killed per class")
+        classes.add_column("class", no_wrap=True)
+        classes.add_column("killed", justify="right", no_wrap=True)
+        for kind, rate in funnel.kill_rates_by_class.items():
+            classes.add_row(kind, _rate(rate))
+        console.print(classes)
     figures = Table(title="Diversity of the kept tasks")
     figures.add_column("figure", no_wrap=True)
     figures.add_column("value", overflow="fold")

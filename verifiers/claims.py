@@ -732,7 +732,9 @@ def reference_shape(phrase: str) -> str | None:
     folded = facts.prepare(phrase).strip()
     if re.fullmatch(r"\+?[0-9]+(?:[\s./-][0-9]+)*", folded):  # a number written as a code: 7946 0321
         groups = re.findall(r"[0-9]+", folded)
-        return r"(?<![\w.])" + r"[\W_]{0,3}".join(rf"[0-9]{{{len(g)}}}" for g in groups) + r"(?![\w]|[.,][0-9])"
+        return (
+            r"(?<![\w.])" + r"[\W_]{0,3}".join(rf"[0-9]{{{len(g)}}}" for g in groups) + r"(?![\w]|[.,][0-9])"
+        )
     if not re.fullmatch(r"[a-z]+[\s_/-]?[0-9]+(?:[\s_/-]?[0-9a-z]+)*", folded) or " " in folded.strip():
         return None
     letters = re.match(r"[a-z]+", folded)

@@ -74,3 +74,18 @@ def test_per_class_rates_read_as_all_or_what_falls_short() -> None:
     assert (
         classes_text({"drop": 1.0, "duplicate": 0.5, "undo": 0.0}) == "1/3, short: duplicate 0.50, undo 0.00"
     )
+
+
+def test_the_funnel_reports_the_kill_rate_of_each_mutant_class_over_every_draft_and_shows_it() -> None:
+    records = [
+        *drafts(),
+        DraftRecord(slot=2, capability="find_and_report", round=0, generator="g", passed=STAGES[:8],
+                    failed_stage="mutants_killed", reason="hedge survived",
+                    kill_rates={"drop": 1.0, "hedge": 0.0, "negate": 1.0}),
+    ]  # fmt: skip
+    funnel = build_funnel(records, [ticket_task()])
+    assert funnel.kill_rates_by_class == {"drop": 1.0, "duplicate": 0.5, "hedge": 0.0, "negate": 1.0}
+    out = io.StringIO()
+    print_funnel(funnel, Console(file=out, width=200))
+    assert "Mutants killed per" in out.getvalue()  # the title wraps above the narrow table
+    assert " hedge " in out.getvalue()
