@@ -51,7 +51,7 @@ from pydantic import BaseModel, Field
 from coworkenv.servers import get_service
 from coworkenv.servers.faults import FaultInjector, FaultPlan
 from coworkenv.servers.toolkit import current_user
-from coworkenv.state import AuditEntry, Snapshot, Workspace
+from coworkenv.state import Snapshot, Workspace
 from coworkenv.state.forks import Changes
 from coworkenv.state.jsontext import copy_json
 from coworkenv.task import Event, Limits, Task, Turn
@@ -60,6 +60,7 @@ from coworkenv.verifiers import (
     Evidence,
     Footprint,
     Verdict,
+    ahead_guards,
     asked_first,
     judge_evidence,
     judge_turn,
@@ -68,7 +69,7 @@ from coworkenv.world import WorkingHours
 
 from .policies import PolicyError
 from .record import EpisodeRecord, Status, Timings
-from .reference import guarding_for, lasting_checks
+from .reference import guarding_for, lasting_checks, writes
 from .seeding import SeedCache, world_user
 from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome, shared_server
 from .tool_schemas import openai_tool
@@ -153,6 +154,7 @@ class TurnStart:
     turn_results: list[list[CheckResult]]
     turn_seconds: list[float]
     seq: int
+    turn_starts: list[int]
     stats: dict[str, int]
     truncated: bool
     next_call_id: int
@@ -307,6 +309,8 @@ class Episode:
         self.user_replies: list[int] = []
         self.event_errors: list[str] = []
         self.turn_results: list[list[CheckResult]] = []
+        self.turn_starts: list[int] = []
+        """The last audit sequence number before each turn began (`verifiers.ahead`)."""
 
     # -- state -------------------------------------------------------------------------
 
@@ -435,6 +439,7 @@ class Episode:
             turn_results=[list(r) for r in self.turn_results],
             turn_seconds=list(self.timings.turns),
             seq=self._seq,
+            turn_starts=list(self.turn_starts),
             stats=dict(session.stats),
             truncated=session.truncated,
             next_call_id=session.next_id,
@@ -474,6 +479,7 @@ class Episode:
         self.turn_results = [list(r) for r in start.turn_results]
         self._turn_started = time.perf_counter()
         self._seq = start.seq
+        self.turn_starts = list(start.turn_starts)
         self._turn = start.turn
         self._answers = 0
         self._clarified = False
@@ -639,6 +645,9 @@ class Episode:
                     task.turns[i].checks, initial, ws, audit, task.user_email, i, evidence=self._evidence
                 )
             )
+        ahead = ahead_guards(audit, self.turn_starts, footprint.turn_writes, writes=writes)
+        for j, guard in ahead.items():
+            self.turn_results[j] = [*self.turn_results[j], guard]
         self._verdict = await judge_evidence(
             task.checks,
             task.safety,
@@ -773,6 +782,7 @@ class Episode:
         self.boundaries.append(len(session.messages))
         session.begin_turn(turn.user, self.limits.max_tool_calls_per_turn)
         self._seq = ws.audit.last_seq()
+        self.turn_starts.append(self._seq)
         self._turn = i
         self._answers = 0
         self._clarified = False
@@ -796,14 +806,6 @@ class Episode:
         self.turn_results.append(results)
         self._judging += time.perf_counter() - judged
         self.timings.turns.append(time.perf_counter() - self._turn_started)
-
-
-def writes(entry: AuditEntry) -> bool:
-    """Whether the call's tool changes state (a tool no service knows counts as a write)."""
-    try:
-        return not get_service(entry.service).tools.is_read_only(entry.tool)
-    except (ValueError, StopIteration):
-        return True
 
 
 def _state_key(ws: Workspace) -> tuple[int, int] | None:

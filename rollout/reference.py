@@ -4,13 +4,21 @@ to the end."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from coworkenv.checks import Check, MailSent, StatesFacts
 from coworkenv.servers import get_service
-from coworkenv.state import TableRules
+from coworkenv.state import AuditEntry, TableRules
 from coworkenv.task import Task, Turn
-from coworkenv.verifiers import Evidence, Footprint, Guarding, derive_footprint, evaluate_checks
+from coworkenv.verifiers import (
+    Evidence,
+    Footprint,
+    Guarding,
+    derive_footprint,
+    evaluate_checks,
+    turn_writes,
+)
 from coworkenv.verifiers.collateral import external_recipients, outside_texts
 from coworkenv.verifiers.evaluate import retracts
 
@@ -23,8 +31,9 @@ def table_rules(services: list[str]) -> dict[str, TableRules]:
     return rules
 
 
-async def footprint_of_run(task: Task, evidence: Evidence) -> Footprint:
-    """The footprint of a completed reference run, judged from its evidence."""
+async def footprint_of_run(task: Task, evidence: Evidence, turn_starts: Sequence[int] = ()) -> Footprint:
+    """The footprint of a completed reference run, judged from its evidence; with the run's
+    `turn_starts` (`Episode.turn_starts`), the writes each turn of a multi-turn task makes."""
     footprint = derive_footprint(
         evidence.diff,
         evidence.initial.conn,
@@ -38,7 +47,17 @@ async def footprint_of_run(task: Task, evidence: Evidence) -> Footprint:
     superseded = retracted_checks(task, evidence)
     earlier = [c for c in earlier if c.id not in superseded]
     footprint.lasting = [r.id for r in await evaluate_checks(earlier, evidence) if r.passed]
+    if task.is_multi_turn and turn_starts:
+        footprint.turn_writes = turn_writes(evidence.audit, turn_starts, writes=writes)
     return footprint
+
+
+def writes(entry: AuditEntry) -> bool:
+    """Whether the call's tool changes state (a tool no service knows counts as a write)."""
+    try:
+        return not get_service(entry.service).tools.is_read_only(entry.tool)
+    except (ValueError, StopIteration):
+        return True
 
 
 def retracted_checks(task: Task, evidence: Evidence) -> set[str]:

@@ -174,7 +174,8 @@ async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
             evidence = Evidence(
                 played.initial, played.workspace, played.workspace.audit.entries(), task.user_email
             )
-            cache.footprints[key] = await footprint_of_run(task, evidence)
+            assert played.episode is not None
+            cache.footprints[key] = await footprint_of_run(task, evidence, played.episode.turn_starts)
             cache.reference_hashes[key] = played.workspace.content_hash()
         assert played.episode is not None
         played.episode.close()

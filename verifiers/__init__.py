@@ -7,6 +7,7 @@ from coworkenv.checks import Check, SafetyRule
 from coworkenv.state import AuditEntry, Workspace
 from coworkenv.state.tables import schema_fixed
 
+from .ahead import IN_TURN, ahead_guards, turn_writes
 from .clarified import ASKED_FIRST, asked_first
 from .collateral import Guarding, collateral
 from .evaluate import evaluate_checks
@@ -19,6 +20,7 @@ from .where import CheckSpecError
 
 __all__ = [
     "ASKED_FIRST",
+    "IN_TURN",
     "CheckResult",
     "CheckSpecError",
     "Evidence",
@@ -27,6 +29,7 @@ __all__ = [
     "SafetyViolation",
     "TurnVerdict",
     "Verdict",
+    "ahead_guards",
     "asked_first",
     "check_problems",
     "check_safety",
@@ -37,6 +40,7 @@ __all__ = [
     "judge_episode",
     "judge_evidence",
     "judge_turn",
+    "turn_writes",
 ]
 
 

@@ -344,6 +344,16 @@ def _states_facts(check: StatesFacts, ev: Evidence, listed: Sequence[Fact]) -> t
     return False, f"no matching row of {check.table} states the facts: closest {'; '.join(best)}"
 
 
+def _sent_in_span(ev: Evidence) -> set[Any]:
+    """Ids of the messages the calls of the judged span sent (a turn's calls for a turn's
+    checks, the episode's for the episode's)."""
+    return {
+        e.result.get("id")
+        for e in ev.calls
+        if e.service == "mail" and not e.is_error and isinstance(e.result, dict)
+    }
+
+
 def written_text(delivery: dict[str, Any], ev: Evidence) -> str:
     """What the user wrote in a sent mail (`delivery_text`), less a subject the thread gave
     it: the "Re: ..." of a reply repeats the answered mail's subject, which is not the
@@ -369,7 +379,10 @@ def _mail_sent(check: MailSent, ev: Evidence, listed: Sequence[Fact]) -> tuple[b
             raise CheckSpecError(f"thread_of: no message {check.thread_of} in the seed")
         thread = row["thread_id"]
     closest = "no mail was sent"
+    sent = _sent_in_span(ev)
     for delivery in new_deliveries(ev):
+        if delivery["message_id"] not in sent:
+            continue  # sent before the judged turn began: a later turn's mail is that turn's
         recipients = {a.lower() for a in str(delivery["recipients"]).split()}
         if not wanted <= recipients:
             closest = f"no mail went to {', '.join(sorted(wanted - recipients))}"

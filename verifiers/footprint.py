@@ -141,6 +141,11 @@ class Footprint(BaseModel):
         description="What each mail the goal sends to an outside address carries (subject, body, "
         "attached files): internal text it quotes is text the task lets out",
     )
+    turn_writes: list[list[str]] = Field(
+        default_factory=list,
+        description="Per turn of a multi-turn task, the write calls the reference makes in it "
+        "(`verifiers.ahead.write_signature`): a later turn's write done earlier was done before it was asked",
+    )
     error: str | None = Field(default=None, description="Why no footprint could be derived")
 
     def changes_column(self, table: str, key: str, column: str) -> bool:

@@ -251,7 +251,8 @@ async def test_the_footprint_run_plays_its_turns_unjudged_and_derives_what_a_jud
     def evidence(played: Any) -> Evidence:
         return Evidence(played.initial, played.workspace, played.workspace.audit.entries(), task.user_email)
 
-    from_judged = await footprint_of_run(task, evidence(judged))
+    assert isinstance(judged.episode, Episode)
+    from_judged = await footprint_of_run(task, evidence(judged), judged.episode.turn_starts)
     assert (await reference_footprint(task, SeedCache())).model_dump() == from_judged.model_dump()
     assert isinstance(unjudged.episode, Episode)
     with pytest.raises(EpisodeError, match="without judging its turns: it has no verdict"):
