@@ -14,14 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 WHERE_OPERATORS = (
     "eq",
@@ -237,6 +230,11 @@ class Fact(_Spec):
         """What kind of value the fact is (`ticket_where` names a ticket, like `ticket`)."""
         field = next(k for k in FACT_FIELDS if getattr(self, k) is not None)
         return "ticket" if field == "ticket_where" else field
+
+    def key(self) -> str:
+        """The fact as compact JSON: what a judged claim is remembered by. (Not cached on the
+        instance: a value kept in a model's `__dict__` changes how pydantic serialises it.)"""
+        return self.model_dump_json()
 
     def label(self) -> str:
         if self.ticket_where is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
@@ -239,9 +240,31 @@ def _bounded(check: BoundedDiff, ev: Evidence) -> tuple[bool, str]:
     return True, "every change is within the allowed set"
 
 
+CLAIMS_KEPT = 4096
+"""Judged claims remembered: validation judges the same texts again for every variant."""
+_judged: OrderedDict[tuple[Any, ...], claims.Claim] = OrderedDict()
+
+
 def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ()) -> claims.Claim:
     """What `text` claims of `fact` (see `verifiers.claims`): the values of `others` (the
     check's other facts and its context) may stand beside it without contradicting it."""
+    if fact.ticket_where is not None or any(o.ticket_where is not None for o in others):
+        return _fact_claim(text, fact, ev, others)  # the ticket is looked up in the state
+    # what the evidence adds: the user's zone (times), the person's name (people)
+    seen = (
+        ev.user_zone if fact.time is not None and not fact.zones else None,
+        (fact.name or ev.person_name(fact.person)) if fact.person is not None else None,
+    )
+    key = (text, fact.key(), tuple(o.key() for o in others), seen)
+    found = _judged.get(key)
+    if found is None:
+        found = _judged[key] = _fact_claim(text, fact, ev, others)
+        if len(_judged) > CLAIMS_KEPT:
+            _judged.popitem(last=False)
+    return found
+
+
+def _fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact]) -> claims.Claim:
     t = fact_matchers.prepare(text)
     return claims.judge_claim(
         text,

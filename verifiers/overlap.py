@@ -67,14 +67,26 @@ def words(text: str) -> list[Word]:
     words holding a digit and redaction marks left out."""
     out = []
     for m in WORD.finditer(text):
-        token = m.group()
-        if any(c.isdigit() for c in token):
-            continue
-        folded = unicodedata.normalize("NFKD", token.casefold())
-        word = "".join(c for c in folded if not unicodedata.combining(c))
-        if not REDACTED.fullmatch(word):
+        word = _normal_word(m.group())
+        if word is not None:
             out.append(Word(word, m.start(), m.end()))
     return out
+
+
+def _word_texts(text: str) -> list[str]:
+    """`words` without their places (what the shingles of a text need)."""
+    return [w for w in map(_normal_word, WORD.findall(text)) if w is not None]
+
+
+def _normal_word(token: str) -> str | None:
+    if not token.isalpha() and any(c.isdigit() for c in token):
+        return None
+    if token.isascii():
+        word = token.lower()
+    else:
+        folded = unicodedata.normalize("NFKD", token.casefold())
+        word = "".join(c for c in folded if not unicodedata.combining(c))
+    return None if REDACTED.fullmatch(word) else word
 
 
 def shingles(tokens: list[str]) -> list[int]:
@@ -83,7 +95,7 @@ def shingles(tokens: list[str]) -> list[int]:
 
 
 def text_shingles(text: str) -> set[int]:
-    return set(shingles([w.text for w in words(text)]))
+    return set(shingles(_word_texts(text)))
 
 
 def marked_confidential(content: str) -> bool:
