@@ -269,9 +269,10 @@ class StatesFacts(_Check):
     "12-13", "between 15:00 and 16:00") nor approximate ("about EUR 400"), and with no other
     value of the same kind asserted anywhere in the text (another amount in the same currency,
     another count of the same noun, another ticket, another date or a weekday that does not fit
-    it, another time or a day that does not fit the time, another reference of the same shape).
-    Values in the check's other `facts` and in `context`
-    may stand beside it. An `absent` fact fails the check when its value is asserted; stated
+    it, another time or a day that does not fit the time, another reference of the same shape,
+    a bare number in digits beside a figure). A value the text also denies, or any value of a
+    text that offers others ("it could also be ...", "Candidates: ..."), is not stated. Values
+    in the check's other `facts` and in `context` may stand beside it. An `absent` fact fails the check when its value is asserted; stated
     as the old value of a change, or negated, it is fine."""
 
     type: Literal["states"] = "states"

@@ -17,6 +17,13 @@ claim. A mention of the value counts when it is:
   sentence without a time of its own) that does not fit the time, another reference of the same shape
   (GO-39257 beside GO-95359).
 
+Nor is a value stated that the text also denies ("EUR 450. To be clear, it is not EUR 450."),
+nor any value of a text that offers others ("P.S. It could also be ...", "Candidates: ...",
+"or possibly"). A number in digits with nothing beside it to say what it counts ("Also:
+4,501.") competes with a number of any quantity; years and numbers in words do not. A phrase
+of digit groups (a phone number's "7946 0321") is a reference: another of the same shape
+contradicts it.
+
 An `absent` fact is violated when its value is asserted (even hedged); naming it in its old
 role ("moved from Monday 9 March to Tuesday 3 March") or negated is allowed.
 
@@ -464,7 +471,6 @@ def _hedged(
 
 
 def judge_claim(
-    text: str,
     t: str,
     mentions: Sequence[Mention],
     label: str,
@@ -472,7 +478,7 @@ def judge_claim(
     ranges_are_alternatives: bool = True,
     measured: bool = True,
 ) -> Claim:
-    """What prepared text `t` (of `text`) claims of the fact whose mentions are given. With
+    """What prepared text `t` claims of the fact whose mentions are given. With
     `ranges_are_alternatives`, "12-13" hedges (numbers), else it is a span (times, days);
     `measured` values (numbers, days, times) can be approximated, names and phrases cannot."""
     wanted = [m for m in mentions if m.wanted]

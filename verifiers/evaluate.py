@@ -267,7 +267,6 @@ def fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact] = ())
 def _fact_claim(text: str, fact: Fact, ev: Evidence, others: Sequence[Fact]) -> claims.Claim:
     t = fact_matchers.prepare(text)
     return claims.judge_claim(
-        text,
         t,
         fact_mentions(t, fact, ev, others),
         fact.label(),
