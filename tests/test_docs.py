@@ -45,6 +45,61 @@ def readme_command_lines() -> list[list[str]]:
     return lines
 
 
+def makefile_targets() -> set[str]:
+    """The targets the Makefile defines."""
+    text = (ROOT / "Makefile").read_text()
+    return {t for line in re.findall(r"^([\w][\w .-]*):(?!=)", text, re.M) for t in line.split()}
+
+
+def test_the_readme_is_a_short_guide_that_starts_with_make_demo_and_make_test() -> None:
+    assert len(README.splitlines()) < 200
+    assert "make demo" in README and "make test" in README
+    assert "docs/performance.md" in README
+
+
+def test_every_make_command_in_the_readme_and_the_docs_is_a_real_target() -> None:
+    targets = makefile_targets()
+    assert {"demo", "test", "bench"} <= targets
+    shown = set()
+    for doc in DOCS:
+        shown |= set(re.findall(r"`make ([\w-]+)", doc.read_text()))
+        shown |= set(re.findall(r"^make ([\w-]+) *(?:#.*)?$", doc.read_text(), re.M))  # a command line
+    assert {"demo", "test", "bench"} <= shown
+    assert shown <= targets, f"the docs show make targets the Makefile lacks: {sorted(shown - targets)}"
+
+
+def test_the_performance_doc_names_every_benchmark_module_and_group() -> None:
+    from benchmarks.__main__ import GROUPS
+
+    doc = (ROOT / "docs" / "performance.md").read_text()
+    modules = sorted(p.name for p in (ROOT / "benchmarks").glob("bench_*.py"))
+    assert len(modules) == len(GROUPS)
+    for module in modules:
+        assert f"benchmarks/{module}" in doc, f"docs/performance.md does not describe {module}"
+    shown = set(re.findall(r"python -m benchmarks ([\w ]+)", doc))
+    for group in GROUPS:
+        assert f".venv/bin/python -m benchmarks {group}`" in doc, f"no command for the {group} group"
+    for line in shown:
+        unknown = set(line.split()) - set(GROUPS)
+        assert not unknown, f"docs/performance.md runs unknown benchmark groups: {sorted(unknown)}"
+
+
+#: How a lab notebook reads: reference docs state what is true now.
+NARRATIVE = (
+    "this session",
+    "slow day",
+    "in the same hour",
+    "a decision for the team",
+    "before these changes",
+)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/performance.md"])
+def test_the_guide_and_the_performance_reference_narrate_no_history(doc: str) -> None:
+    text = (ROOT / doc).read_text().casefold()
+    assert [phrase for phrase in NARRATIVE if phrase in text] == []
+
+
 @pytest.mark.parametrize("name", sorted(commands()))
 def test_every_command_is_documented_in_the_readme(name: str) -> None:
     assert f"coworkenv {name}" in README, f"README.md never shows `coworkenv {name}`"
