@@ -16,6 +16,7 @@ from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
 from coworkenv.verifiers.created import normal, quotations
 
+from .assistant_variants import assistant_variants
 from .reference import user_messages
 from .text_variants import courteous_variants, old_value_variants
 from .variants import FREE_TEXT, UPDATE_KEYS, Variant, prepend_steps, replace_step, step_of, unrelated
@@ -27,6 +28,7 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
     out += _harmless_extras(task, seed, footprint)
     out += courteous_variants(task)
     out += old_value_variants(task, seed)
+    out += assistant_variants(task)
     quoted = quotations(user_messages(task))
     for i, turn in enumerate(task.turns):
         for j, step in enumerate(turn.solution):
