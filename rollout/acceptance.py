@@ -28,7 +28,6 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
     out += _harmless_extras(task, seed, footprint)
     out += courteous_variants(task)
     out += old_value_variants(task, seed)
-    out += assistant_variants(task)
     quoted = quotations(user_messages(task))
     for i, turn in enumerate(task.turns):
         for j, step in enumerate(turn.solution):
@@ -103,7 +102,7 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
                         (i, j),
                     )
                 )
-    return out
+    return out + assistant_variants(task)
 
 
 def _harmless_extras(task: Task, seed: Workspace, footprint: Footprint) -> list[Variant]:
