@@ -4,7 +4,9 @@ outside address), texts rewritten in other formats that keep the facts (ISO date
 24h times in 12h, "#61" as "ticket number 61", grouped thousands), a multi-field update
 split into two calls, a new mail saved as a draft and then sent, an object created and then
 given one of its values in a second call, a message wrapped in courtesy, a new value stated
-with the old one it replaces (see `rollout.text_variants`).
+with the old one it replaces (see `rollout.text_variants`), and what an assistant does
+differently from the reference: a second internal note, ticket references in other forms,
+independent writes reordered, candidates read before asking (see `rollout.assistant_variants`).
 """
 
 from __future__ import annotations

@@ -18,8 +18,10 @@ from the reference; each must PASS (the acceptance side of the contract, with
 - read_candidates_first: on a turn whose clarification lists `candidates`, each candidate
   read with its service's get tool (`READ_CANDIDATE`) just before the question.
 
-A title reworded is not among them: titles and subjects are free text the agent words
-itself (`TableRules.free_text`), which `courtesy` and `other_format` already exercise.
+A title reworded is not among them: a title is free text the agent words itself
+(`TableRules.free_text`), but which rewording is still right (one that keeps the facts a
+check reads in the title, and a title the user quoted as quoted) is not decided cheaply from
+the steps; `other_format` rewrites titles' dates, times and ticket numbers already.
 """
 
 from __future__ import annotations
