@@ -4,7 +4,9 @@ outside address), texts rewritten in other formats that keep the facts (ISO date
 24h times in 12h, "#61" as "ticket number 61", grouped thousands), a multi-field update
 split into two calls, a new mail saved as a draft and then sent, an object created and then
 given one of its values in a second call, a message wrapped in courtesy, a new value stated
-with the old one it replaces (see `rollout.text_variants`).
+with the old one it replaces (see `rollout.text_variants`), and what an assistant does
+differently from the reference: a second internal note, ticket references in other forms,
+independent writes reordered, candidates read before asking (see `rollout.assistant_variants`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Footprint
 from coworkenv.verifiers.created import normal, quotations
 
+from .assistant_variants import assistant_variants
 from .reference import user_messages
 from .text_variants import courteous_variants, old_value_variants
 from .variants import FREE_TEXT, UPDATE_KEYS, Variant, prepend_steps, replace_step, step_of, unrelated
@@ -101,7 +104,7 @@ def acceptance_variants(task: Task, seed: Workspace, footprint: Footprint) -> li
                         (i, j),
                     )
                 )
-    return out
+    return out + assistant_variants(task)
 
 
 def _harmless_extras(task: Task, seed: Workspace, footprint: Footprint) -> list[Variant]:

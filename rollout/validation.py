@@ -25,7 +25,11 @@ problem at once; `ValidationReport.listing()` words them for the task's author):
    `clarification.guess`) fails, and with `candidates`: acting on each other candidate
    instead of asking, and doing the steps after the question before asking it.
 9. acceptance: every right variant passes: extra reads and marks, reply-all, texts in other
-   formats, split updates, draft then send, a created object given a value in a second call.
+   formats, split updates, draft then send, a created object given a value in a second call,
+   courtesy, a new value with its old one, and what an assistant does differently from the
+   reference (`rollout.assistant_variants`): a second internal note on each ticket touched,
+   ticket references as "ticket ID 61" and "Ticket-61", independent writes reordered, each
+   candidate of a clarification read before asking.
 
 Mutants and acceptance variants are judged against the original task's footprint.
 """

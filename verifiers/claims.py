@@ -459,6 +459,8 @@ def _hedged(
         gap = t[left.end : right.start]
         if len(gap) > 40:
             continue
+        if "ticket" in right.groups:  # "Ticket-4, Ticket-61": the label's "-" is no range
+            gap = facts.TICKET_LABEL_BEFORE.sub("", gap)
         tokens = _TOKEN.findall(gap)
         if not all(w in _CONNECTOR_FILLER for w in tokens):
             continue

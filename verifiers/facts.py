@@ -799,10 +799,15 @@ def states_time(
 # ---------------------------------------------------------------------------------------
 # Tickets, people, phrases
 
+_TICKET_LABEL = (
+    r"(?<![a-z])(?:ticket|issue|incident)s?\s?(?:#|no\.?|nr\.?|num\.?|number|numbers|nos\.?|id)?\s?[:#-]?\s?"
+)
+TICKET_LABEL_BEFORE = re.compile(_TICKET_LABEL + r"#?$")
+"""The label of a ticket reference ("ticket ", "Ticket-", "issue no. ") that ends a prepared
+text: it belongs to the reference after it, so its "-" is no range."""
 _TICKET_REF = re.compile(
     r"(?<![\w&#])#0*(?P<hash>[0-9]+)(?![0-9]|[.,][0-9])"
-    r"|(?<![a-z])(?:ticket|issue|incident)s?\s?(?:#|no\.?|nr\.?|num\.?|number|numbers|nos\.?|id)?\s?[:#-]?\s?"
-    r"(?P<list>#?[0-9]+(?:\s?(?:,|&|/|and|or)\s?#?[0-9]+)*)(?![0-9]|[.,][0-9])"
+    r"|" + _TICKET_LABEL + r"(?P<list>#?[0-9]+(?:\s?(?:,|&|/|and|or)\s?#?[0-9]+)*)(?![0-9]|[.,][0-9])"
 )
 
 

@@ -55,7 +55,10 @@ async def test_a_sound_task_passes_every_stage_of_both_sides() -> None:
         "extra_reads": 1.0,
         "harmless_marks": 1.0,
         "other_format": 1.0,
+        "reordered": 1.0,
         "reply_all": 1.0,
+        "second_note": 1.0,
+        "ticket_id_form": 1.0,
     }
 
 
@@ -86,6 +89,7 @@ async def test_a_wording_check_is_caught_by_the_right_variants() -> None:
         "texts in other formats (says-1: query returned 0, expected 1)"
     )
     assert report.acceptance_rates()["other_format"] == 0.0
+    assert report.acceptance_rates()["ticket_id_form"] == 0.0
 
 
 async def test_a_substring_figure_check_lets_wrong_figures_through() -> None:

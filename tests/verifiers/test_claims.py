@@ -49,6 +49,9 @@ ACCEPTED = [
     ("Flight GO-53004 cancelled: hotel costs claimed.", {"text": "GO-53004"}),
     ("Hi Maria Lopez, see you then.", {"person": "maria@x.example"}),
     ("Tickets #61, #62 and #63 are closed.", {"ticket": 62}, {"ticket": 61}, {"ticket": 63}),
+    # the "-" of a "Ticket-61" label joins no range
+    ("Followed up: Ticket-4, Ticket-61, Ticket-62.", {"ticket": 61}, {"ticket": 4}, {"ticket": 62}),
+    ("Ticket-60 and Ticket-61 are closed.", {"ticket": 61}, {"ticket": 60}),
     ("Total EUR 132,530; the line is EUR 24,430.", {"number": 132530}, {"number": 24430}),
     ("The total is EUR 450, due in 2026 as agreed.", {"number": 450}),
     ("The total is EUR 450; the two of us agreed it.", {"number": 450}),
@@ -63,6 +66,8 @@ def test_a_claim_of_the_value_is_accepted(text: str, fact: dict, others: tuple[d
 REJECTED = [
     # say more: every candidate value
     ("ticket #61 or #62", {"ticket": 61}, "states ticket 61 only beside an alternative"),
+    ("ticket 60 to ticket 61", {"ticket": 61}, "states ticket 61 only as a range"),
+    ("#60-#61", {"ticket": 61}, "states ticket 61 only as a range"),
     (
         "GBP 41.50 or 45.50 per headset",
         {"number": "41.50"},
