@@ -20,7 +20,7 @@ from coworkenv.verifiers.created import normal, quotations
 
 from .assistant_variants import assistant_variants
 from .reference import user_messages
-from .text_variants import courteous_variants, old_value_variants
+from .text_variants import MONTHS, courteous_variants, old_value_variants
 from .variants import FREE_TEXT, UPDATE_KEYS, Variant, prepend_steps, replace_step, step_of, unrelated
 
 
@@ -194,20 +194,6 @@ _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b(?!T)")
 _HHMM = re.compile(r"(?<![\d:.])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])(?!\s*(?:am|pm|a\.m|p\.m))", re.I)
 _TICKET = re.compile(r"(?:\b[Tt]icket\s+)?#(\d+)\b")
 _BIG = re.compile(r"(?<![\w.,/:-])(\d{5,})(?![\w/:-]|[.,]\d)")
-MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
 
 
 def reformat_text(text: str) -> str:

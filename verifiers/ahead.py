@@ -23,6 +23,7 @@ from typing import Any
 
 from coworkenv.state import AuditEntry
 
+from .evaluate import normal_value
 from .verdict import CheckResult
 
 IN_TURN = "in-turn"
@@ -34,7 +35,7 @@ WORDED = frozenset({"body", "content", "note", "description", "subject", "title"
 
 def write_signature(entry: AuditEntry) -> str:
     """A write call as the guard compares it: its tool and the values it was given."""
-    values = {k: _normal(v) for k, v in sorted(entry.arguments.items()) if k not in WORDED}
+    values = {k: normal_value(v) for k, v in sorted(entry.arguments.items()) if k not in WORDED}
     return json.dumps([f"{entry.service}.{entry.tool}", values], sort_keys=True, default=str)
 
 
@@ -95,13 +96,3 @@ def ahead_guards(
 def _within(tool: str, values: dict[str, Any], written: list[Any]) -> bool:
     ref_tool, ref_values = written
     return tool == ref_tool and all(k in ref_values and ref_values[k] == v for k, v in values.items())
-
-
-def _normal(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.strip().casefold()
-    if isinstance(value, list):
-        return sorted((_normal(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
-    if isinstance(value, dict):
-        return {k: _normal(v) for k, v in value.items()}
-    return value

@@ -185,13 +185,16 @@ def _same(actual: Any, expected: Any) -> bool:
     return json.loads(json.dumps(actual, default=str)) == json.loads(json.dumps(expected, default=str))
 
 
-def _normal(value: Any) -> Any:
+def normal_value(value: Any) -> Any:
+    """A tool argument as calls are compared: strings trimmed and case-folded, lists as multisets."""
     if isinstance(value, str):
         return value.strip().casefold()
     if isinstance(value, list):
-        return sorted((_normal(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
+        return sorted(
+            (normal_value(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str)
+        )
     if isinstance(value, dict):
-        return {k: _normal(v) for k, v in value.items()}
+        return {k: normal_value(v) for k, v in value.items()}
     return value
 
 
@@ -201,7 +204,8 @@ def _call_matches(call: AuditEntry, tool: str, service: str | None, arguments: d
     if call.tool != tool or (service is not None and call.service != service):
         return False
     return all(
-        key in call.arguments and _normal(call.arguments[key]) == _normal(v) for key, v in arguments.items()
+        key in call.arguments and normal_value(call.arguments[key]) == normal_value(v)
+        for key, v in arguments.items()
     )
 
 
