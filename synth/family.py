@@ -28,6 +28,13 @@ from coworkenv.worlds import world as profile_world
 
 from .capabilities import capability
 
+
+class SeedDoesNotFit(Exception):
+    """The family's draw does not fit its world's seed (a seed row where the task needs none):
+    the generator draws again with another seed instead of keeping a task that would be
+    ambiguous."""
+
+
 DEMO_SEEDS = 4
 """Tasks draw their company from demo seeds 0..3, so people and mail differ between tasks."""
 
