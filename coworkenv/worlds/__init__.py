@@ -7,14 +7,14 @@ Generation is offline and deterministic; results are cached per (profile, size, 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
 from coworkenv.world import World, load_world
 
-from . import profiles_industry, profiles_public, profiles_services
 from .generate import MAX_SIZE, MIN_SIZE, START, generate_world
-from .profile import Profile, QueueSpec, TeamSpec
+from .profile import BuiltinProfiles, Profile, ProfileFileError, QueueSpec, TeamSpec, load_profile
 
 __all__ = [
     "MAX_SIZE",
@@ -22,18 +22,19 @@ __all__ = [
     "PROFILES",
     "START",
     "Profile",
+    "ProfileFileError",
     "QueueSpec",
     "TeamSpec",
     "UnknownWorldError",
     "generate_world",
+    "load_profile",
     "profile_names",
     "world",
     "world_from_spec",
 ]
 
-PROFILES: dict[str, Profile] = {
-    p.key: p for p in [*profiles_services.PROFILES, *profiles_public.PROFILES, *profiles_industry.PROFILES]
-}
+PROFILES: Mapping[str, Profile] = BuiltinProfiles()
+"""The built-in profiles by key (the files of `coworkenv/worlds/profiles/`)."""
 DEMO = "northwind"
 
 
