@@ -4,7 +4,7 @@ A `World` is data, like a task (frozen pydantic, stored as JSON, keyed by a cont
 the organization, its teams and people, the outside organizations and their contacts, what
 it sells, its ticket queues and their topics, its documents and folder layout, its meetings,
 the vocabulary of its field and the house rules a task may put in the agent's context.
-Every service's seed data is rendered from a world (`coworkenv.servers.demo.build_world_workspace`);
+Every service's seed data is rendered from a world (`coworkenv.servers.render.render_workspace`);
 the procedural generator in `coworkenv.worlds` and the demo company both produce one.
 """
 

@@ -1,6 +1,7 @@
 """Worlds: the demo company and procedurally generated organizations of 30+ industries.
 
-`world(name, size, seed)` gives a `World` from a profile (or `northwind`, the demo company);
+`world(name, size, seed)` gives a `World` from a profile (the data files of `profiles/`) or
+`northwind`, the demo company (`northwind.json`, its people drawn from the seed);
 `world_from_spec("law_firm:40:3")` or a JSON file path does the same from one string.
 Generation is offline and deterministic; results are cached per (profile, size, seed).
 """
@@ -14,9 +15,12 @@ from pathlib import Path
 from coworkenv.world import World, load_world
 
 from .generate import MAX_SIZE, MIN_SIZE, START, generate_world
+from .northwind import NAME as DEMO
+from .northwind import northwind
 from .profile import BuiltinProfiles, Profile, ProfileFileError, QueueSpec, TeamSpec, load_profile
 
 __all__ = [
+    "DEMO",
     "MAX_SIZE",
     "MIN_SIZE",
     "PROFILES",
@@ -28,6 +32,7 @@ __all__ = [
     "UnknownWorldError",
     "generate_world",
     "load_profile",
+    "northwind",
     "profile_names",
     "world",
     "world_from_spec",
@@ -35,7 +40,6 @@ __all__ = [
 
 PROFILES: Mapping[str, Profile] = BuiltinProfiles()
 """The built-in profiles by key (the files of `coworkenv/worlds/profiles/`)."""
-DEMO = "northwind"
 
 
 class UnknownWorldError(ValueError):
@@ -52,9 +56,7 @@ def world(name: str, size: int | None = None, seed: int = 0) -> World:
     """The world of profile `name` with `size` colleagues (default: the profile's) from `seed`.
     `northwind` is the demo company of demo seed `seed`; its size is fixed."""
     if name == DEMO:
-        from coworkenv.servers.demo import northwind_world
-
-        built = northwind_world(seed)
+        built = northwind(seed)
         if size is not None and size != len(built.staff):
             raise ValueError(f"the {DEMO} world has {len(built.staff)} colleagues; it takes no other size")
         return built
