@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from coworkenv.world import World, load_world
@@ -17,7 +18,7 @@ from coworkenv.world import World, load_world
 from .generate import MAX_SIZE, MIN_SIZE, START, generate_world
 from .northwind import NAME as DEMO
 from .northwind import northwind
-from .profile import BuiltinProfiles, Profile, ProfileFileError, QueueSpec, TeamSpec, load_profile
+from .profile import Profile, ProfileFileError, ProfileFolder, QueueSpec, TeamSpec, load_profile
 
 __all__ = [
     "DEMO",
@@ -27,6 +28,7 @@ __all__ = [
     "START",
     "Profile",
     "ProfileFileError",
+    "ProfileFolder",
     "QueueSpec",
     "TeamSpec",
     "UnknownWorldError",
@@ -38,8 +40,8 @@ __all__ = [
     "world_from_spec",
 ]
 
-PROFILES: Mapping[str, Profile] = BuiltinProfiles()
-"""The built-in profiles by key (the files of `coworkenv/worlds/profiles/`)."""
+PROFILES: Mapping[str, Profile] = ProfileFolder(Path(str(files(__name__) / "profiles")))
+"""The built-in profiles by key: the files of `coworkenv/worlds/profiles/`."""
 
 
 class UnknownWorldError(ValueError):

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import cached_property
-from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from coworkenv.frozen import FrozenModel
 from coworkenv.world import Document, Topic, known_zone
@@ -71,7 +70,7 @@ class Profile(FrozenModel):
     prefix: str = Field(pattern=r"^[A-Z]{2,4}$")
     names: list[str] = Field(min_length=1)
     """Organization names; seed `n` takes name `n` modulo their count."""
-    zones: list[str] = Field(min_length=1)
+    zones: list[Annotated[str, AfterValidator(known_zone)]] = Field(min_length=1)
     """Where people sit; the first is the headquarters. One zone: everyone is there."""
     leadership: TeamSpec
     teams: list[TeamSpec] = Field(min_length=1)
@@ -98,11 +97,6 @@ class Profile(FrozenModel):
     )
     documents: list[Document] = Field(default_factory=list)
     house_rules: list[str] = Field(default_factory=list)
-
-    @field_validator("zones")
-    @classmethod
-    def _known_zones(cls, value: list[str]) -> list[str]:
-        return [known_zone(zone) for zone in value]
 
     @model_validator(mode="after")
     def _consistent(self) -> Profile:
@@ -144,15 +138,17 @@ def load_profile(path: Path) -> Profile:
         raise ProfileFileError(f"{path}: not a valid profile:\n  " + "\n  ".join(lines)) from None
 
 
-class BuiltinProfiles(Mapping[str, Profile]):
-    """The profiles shipped in `coworkenv/worlds/profiles/`, by key, in key order; the files
-    are read on first use, not on import."""
+class ProfileFolder(Mapping[str, Profile]):
+    """The profiles of a folder of profile files (`KEY.json`), by key, in key order; the
+    files are read on first use, not when the folder is named."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
 
     @cached_property
     def _profiles(self) -> dict[str, Profile]:
-        folder = Path(str(files("coworkenv.worlds") / "profiles"))
         loaded: dict[str, Profile] = {}
-        for path in sorted(folder.glob("*.json")):
+        for path in sorted(self.folder.glob("*.json")):
             profile = load_profile(path)
             if profile.key != path.stem:
                 raise ProfileFileError(f"{path}: key {profile.key!r} differs from the file name")
