@@ -4,7 +4,7 @@ Each service fills its own tables from a world in its `demo.py` (`populate(works
 world, rng)`); `render_workspace` runs them in order (directory, files, mail, tickets,
 calendar), so later services may refer to what earlier ones created (mail attachments point
 at files). The same world gives the same content hash. `northwind_workspace(seed)` is the
-demo company's (`coworkenv.worlds.northwind`): 20 people in 5 teams plus external
+demo company's (`coworkenv.worlds.northwind`): 18 colleagues in 5 teams and 8 outside
 contacts, 200 mails in threads, 60 tickets, 80 calendar events and 40 files.
 """
 
