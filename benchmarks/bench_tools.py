@@ -12,7 +12,7 @@ from coworkenv.rollout.session import AgentSession, InProcessClient
 from coworkenv.servers import build_server
 from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.servers.directory.schema import PersonList, person_from_row
-from coworkenv.servers.directory.tools import MAX_OFFSET
+from coworkenv.servers.directory.tools_read import MAX_OFFSET
 
 from .timing import interleaved_medians_us_async, median_us, median_us_async, report
 

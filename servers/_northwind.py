@@ -1,5 +1,5 @@
 """The demo company, Northwind, as a `World`: its people come from `demo.build_company`, its
-queues, documents, meetings and words from each service's demo module."""
+queues, documents, meetings and words from each service's seed module."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from coworkenv.world import World
 
-from .calendar import demo as calendar
-from .directory.demo import TEAM_DESCRIPTIONS
-from .files import demo as files
-from .files import demo_content
-from .mail import demo_text as mail
-from .tickets import demo as tickets
+from .calendar import seed as calendar
+from .directory.seed import TEAM_DESCRIPTIONS
+from .files import documents
+from .files import seed as files
+from .mail import northwind_words as mail
+from .tickets import seed as tickets
 
 if TYPE_CHECKING:
     from .demo import DemoCompany
@@ -77,11 +77,11 @@ def northwind(company: DemoCompany) -> World:
         "ticket_replies": tickets.REPLIES,
         "requester_replies": tickets.CUSTOMER_REPLIES,
         "ticket_notes": tickets.NOTES,
-        "updates": demo_content.UPDATES,
-        "decisions": demo_content.DECISIONS,
-        "actions": demo_content.ACTIONS,
-        "goals": demo_content.GOALS,
-        "milestones": demo_content.MILESTONES,
+        "updates": documents.UPDATES,
+        "decisions": documents.DECISIONS,
+        "actions": documents.ACTIONS,
+        "goals": documents.GOALS,
+        "milestones": documents.MILESTONES,
         "metrics": ["revenue_eur", "costs_eur", "new_customers", "churned_customers"],
     }
     return World.model_validate(
@@ -101,7 +101,7 @@ def northwind(company: DemoCompany) -> World:
             "organizations": organizations,
             "products": [
                 {"sku": sku, "name": name, "unit": unit, "price": price}
-                for sku, name, unit, price in demo_content.PRODUCTS
+                for sku, name, unit, price in documents.PRODUCTS
             ],
             "queues": queues,
             "documents": files.northwind_documents(company.start.date()),

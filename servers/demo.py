@@ -1,6 +1,6 @@
 """Seed workspaces rendered from a world, and the demo company ("Northwind") as one world.
 
-Each service fills its own tables from a `World` in its `demo.py` (`populate(workspace,
+Each service fills its own tables from a `World` in its `seed.py` (`populate(workspace,
 world, rng)`); `build_world_workspace` runs them in order (directory, files, mail, tickets,
 calendar), so later services may refer to what earlier ones created (mail attachments point
 at files). The demo workspace is the Northwind world: 20 people in 5 teams plus external
@@ -160,7 +160,7 @@ def build_company(seed: int = 0) -> DemoCompany:
 
 def northwind_world(seed: int = 0) -> World:
     """The demo company as a world: the people of `build_company(seed)` and the Northwind
-    queues, documents, meetings and vocabulary each service's demo module defines."""
+    queues, documents, meetings and vocabulary each service's seed module defines."""
     from ._northwind import northwind
 
     return northwind(build_company(seed))
@@ -182,7 +182,7 @@ def build_world_workspace(
     with ws.transaction():
         for name in POPULATE_ORDER:
             if name in services:
-                module = importlib.import_module(f"{__package__}.{name}.demo")
+                module = importlib.import_module(f"{__package__}.{name}.seed")
                 module.populate(ws, world, random.Random(f"{world.seed}:{name}"))
     ws.mark_base()  # forks diff and hash against the rendered world, reading only what they change
     return ws

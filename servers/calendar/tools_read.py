@@ -1,4 +1,7 @@
-"""Read-only calendar tools: list and read events, check free/busy, find meeting times."""
+"""Calendar tools that read: list and read events, check free/busy, find meeting times.
+
+The agent acts as the workspace's user (`current_user`): it reads anyone's calendar.
+"""
 
 from datetime import datetime, timedelta
 from typing import Annotated, Literal
@@ -9,14 +12,54 @@ from pydantic import Field
 
 from coworkenv.state import Workspace, format_time
 
-from ..toolkit import workspace_of
+from ..toolkit import ToolList, workspace_of
 from .availability import MAX_SEARCH_WINDOW, WorkingHours, availability, free_slots, people
 from .errors import CalendarError, tool_errors
 from .events import event_model, events_involving, load_event, occurrence_model
 from .people import has_calendar, me, normalize_email, request_zone, unique_people
 from .schema import Availability, Event, EventList, FreeSlots, PersonZone
 from .times import check_span, parse_clock, parse_when
-from .tools import MAX_OFFSET, TOOLS, ClockText, Emails, EventId, IgnoredEventId, TimeText, ZoneName
+
+TOOLS = ToolList()
+
+TimeText = Annotated[
+    str,
+    Field(
+        description="ISO 8601 time, e.g. 2026-03-02T14:30:00+01:00; without an offset it is wall-clock "
+        "time in time_zone"
+    ),
+]
+ZoneName = Annotated[
+    str | None,
+    Field(description="IANA time zone (e.g. Europe/Berlin) for times given without offset; default: yours"),
+]
+#: The largest id or offset a tool accepts: beyond it SQLite cannot hold the number (and
+#: JSON clients lose precision), so the schema refuses it before the tool runs. Ids below 1
+#: are in range on purpose: the tool answers that no such event exists and where to find one.
+MAX_ID = 2**53
+MAX_OFFSET = 1_000_000
+EventId = Annotated[
+    int,
+    Field(
+        ge=-MAX_ID,
+        le=MAX_ID,
+        description="The event's id (for an occurrence of a weekly series: its series id)",
+    ),
+]
+IgnoredEventId = Annotated[
+    int | None,
+    Field(
+        ge=-MAX_ID, le=MAX_ID, description="An event not to count as busy, e.g. the meeting you are moving"
+    ),
+]
+Emails = Annotated[
+    list[str],
+    Field(
+        max_length=50,
+        description="Email addresses of the people to check (you are added unless include_me is false)",
+    ),
+]
+ClockText = Annotated[str, Field(description="Time of day HH:MM (24-hour) in each person's own time zone")]
 
 MAX_LIST_RANGE = timedelta(days=92)
 

@@ -1,4 +1,7 @@
-"""Calendar tools that change state: create, update and cancel your events, answer invitations."""
+"""Calendar tools that change state: create, update and cancel your events, answer invitations.
+
+The agent acts as the workspace's user (`current_user`): it schedules on its own calendar.
+"""
 
 from datetime import datetime
 from typing import Annotated, Literal
@@ -8,7 +11,7 @@ from pydantic import Field
 
 from coworkenv.state import Workspace, format_time
 
-from ..toolkit import workspace_of
+from ..toolkit import ToolList, workspace_of
 from .errors import CalendarError, tool_errors
 from .events import (
     StoredEvent,
@@ -23,7 +26,9 @@ from .events import (
 from .people import me, normalize_email, request_zone, unique_people
 from .schema import Event
 from .times import Weekly, check_span, parse_day, parse_when, zone
-from .tools import TOOLS, EventId, TimeText, ZoneName
+from .tools_read import EventId, TimeText, ZoneName
+
+TOOLS = ToolList()
 
 Title = Annotated[str, Field(min_length=1, max_length=200, description="Short title everyone sees")]
 Invitees = Annotated[

@@ -1,4 +1,4 @@
-"""Read-only files tools: list directories, read files, search, and describe a path."""
+"""Files tools that read: list directories, read files, search, and describe a path."""
 
 from fnmatch import fnmatchcase
 from typing import Annotated
@@ -6,11 +6,10 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, workspace_of
+from ..toolkit import ToolError, ToolList, workspace_of
 from .pages import READ_LIMIT_BYTES, read_bytes, read_lines
 from .paths import child_prefix, normalize_path
 from .schema import DirectoryListing, Entry, FileContent, FileInfo, LineMatch, SearchMatch, SearchResult
-from .toolset import TOOLS
 from .tree import (
     Node,
     child_count,
@@ -21,6 +20,8 @@ from .tree import (
     require_file,
     require_node,
 )
+
+TOOLS = ToolList()
 
 MAX_LIST_ENTRIES = 500
 #: The largest line number or byte offset accepted: the schema refuses what SQLite could not hold.

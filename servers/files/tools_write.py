@@ -8,11 +8,12 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import current_user, workspace_of
+from ..toolkit import ToolList, current_user, workspace_of
 from . import tree
 from .paths import normalize_path
 from .schema import DeleteResult, DirectoryCreated, TransferResult, WriteResult
-from .toolset import TOOLS
+
+TOOLS = ToolList()
 
 
 @TOOLS.tool(read_only=False, destructive=True)

@@ -1,7 +1,4 @@
-"""Mail tools that change the mailbox: send, reply, forward, drafts, folders, flags, labels.
-
-They register on the same `TOOLS` as the read tools in `tools.py`.
-"""
+"""Mail tools that change the mailbox: send, reply, forward, drafts, folders, flags, labels."""
 
 from typing import Annotated, Any, Literal
 
@@ -10,10 +7,12 @@ from pydantic import Field
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ToolError, workspace_of
+from ..toolkit import ToolError, ToolList, workspace_of
 from . import store
 from .schema import Folder, Message
-from .tools import TOOLS, MessageId
+from .tools_read import MessageId
+
+TOOLS = ToolList()
 
 Addresses = Annotated[
     list[Annotated[str, Field(max_length=320)]],

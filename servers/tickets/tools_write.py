@@ -1,4 +1,4 @@
-"""Tickets tools that change state: create, update, comment, link. Registered on `tools.TOOLS`."""
+"""Tickets tools that change state: create, update, comment, link."""
 
 from typing import Annotated, Any
 
@@ -7,10 +7,12 @@ from pydantic import Field
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ToolError, current_user, workspace_of
+from ..toolkit import ToolError, ToolList, current_user, workspace_of
 from . import rules, store
 from .schema import Comment, LinkKind, LinkResult, Priority, Status, Ticket, Visibility
-from .tools import TOOLS, TicketId, rule_errors
+from .tools_read import TicketId, rule_errors
+
+TOOLS = ToolList()
 
 Title = Annotated[str, Field(min_length=1, max_length=200, description="A short summary of the request")]
 Body = Annotated[str, Field(min_length=1, max_length=10000)]

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
 from coworkenv.servers.demo import build_company, build_demo_workspace, northwind_world
-from coworkenv.servers.mail.demo import populate
 from coworkenv.servers.mail.schema import SCHEMA
+from coworkenv.servers.mail.seed import populate
 from coworkenv.servers.mail.store import search_index_written_at_end
 from coworkenv.servers.toolkit import USER_EMAIL_KEY
 from coworkenv.state import ServiceSchema, Workspace

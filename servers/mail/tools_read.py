@@ -1,18 +1,15 @@
-"""Mail tools that read: search the mailbox, open messages and threads, count folders.
-
-`TOOLS` is shared with `tools_write.py`, which registers the tools that change the mailbox.
-"""
+"""Mail tools that read: search the mailbox, open messages and threads, count folders."""
 
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, ToolSet, workspace_of
+from ..toolkit import ToolError, ToolList, workspace_of
 from . import store
 from .schema import FOLDERS, Folder, FolderCount, FolderList, LabelCount, Message, MessageList, Thread
 
-TOOLS = ToolSet("mail")
+TOOLS = ToolList()
 
 MessageId = Annotated[int, Field(ge=1, le=2**53, description="A message id, as search_messages returns it")]
 

@@ -1,7 +1,4 @@
-"""Tickets tools: the tool set, and the read-only tools (search, read, list).
-
-The tools that change tickets live in `tools_write.py` and register on the same `TOOLS`.
-"""
+"""Tickets tools that read: search tickets, read one with its comments, list the queues."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -10,7 +7,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, ToolSet, workspace_of
+from ..toolkit import ToolError, ToolList, workspace_of
 from . import rules, store
 from .schema import (
     ACTIVE_STATUSES,
@@ -24,7 +21,7 @@ from .schema import (
     TicketList,
 )
 
-TOOLS = ToolSet("tickets")
+TOOLS = ToolList()
 
 #: Bounds that keep ids and offsets inside SQLite's 64-bit integers.
 MAX_ID = 2**31 - 1
@@ -196,8 +193,3 @@ async def list_queues(ctx: Context) -> QueueList:
     return QueueList(
         queues=[QueueSummary(name=n, description=d, open_tickets=o, total_tickets=c) for n, d, o, c in rows]
     )
-
-
-from . import tools_write  # noqa: E402  (registers the write tools on TOOLS)
-
-__all__ = ["TOOLS", "rule_errors", "tools_write"]

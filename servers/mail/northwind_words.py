@@ -1,4 +1,4 @@
-"""The words of the demo mailbox: subjects, request texts, answers and newsletter senders."""
+"""Northwind's mail words (the demo mailbox): subjects, request texts, answers and newsletter senders."""
 
 CUSTOMER_SUBJECTS = [
     (
