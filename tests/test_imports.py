@@ -13,15 +13,6 @@ from pathlib import Path
 
 ROOT = "coworkenv"
 
-#: Cycles left on purpose, each with why. A cycle listed here that is gone fails the test,
-#: so the list only shrinks.
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"coworkenv.servers.demo", "coworkenv.servers._northwind"}): (
-        "the demo company's people (servers.demo) and Northwind's world (servers._northwind) "
-        "are made from each other until Northwind is a world of its own"
-    ),
-}
-
 
 def _package_modules(package: str) -> dict[str, Path]:
     """The modules of a package's folder (not its subpackages'), by name."""
@@ -180,8 +171,5 @@ def test_a_cycle_is_named_as_a_closed_path() -> None:
 
 
 def test_no_coworkenv_modules_import_each_other() -> None:
-    found = cycles(import_graph())
-    unexpected = [" -> ".join(path) for path in found if frozenset(path) not in KNOWN_CYCLES]
-    assert not unexpected, "modules that import each other:\n" + "\n".join(unexpected)
-    gone = [sorted(known) for known in KNOWN_CYCLES if known not in {frozenset(p) for p in found}]
-    assert not gone, f"these known cycles are gone: remove them from KNOWN_CYCLES: {gone}"
+    found = [" -> ".join(path) for path in cycles(import_graph())]
+    assert not found, "modules that import each other:\n" + "\n".join(found)
