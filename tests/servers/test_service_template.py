@@ -43,6 +43,10 @@ def test_every_service_folder_has_the_modules_the_readme_lists(name: str) -> Non
     modules = {p.name for p in (SERVERS / name).glob("*.py")}
     assert set(ROLES) <= modules, f"{name}/ lacks {sorted(set(ROLES) - modules)}"
     assert not modules & {"tools.py", "toolset.py", "demo.py", "errors.py"}, name
+    for helper in sorted(modules - set(ROLES)):
+        assert f"`{helper}`" in README or f"`{name}/{helper}`" in README, (
+            f"README does not name {name}/{helper}"
+        )
     spec = get_service(name)
     read = importlib.import_module(f"coworkenv.servers.{name}.tools_read").TOOLS
     write = importlib.import_module(f"coworkenv.servers.{name}.tools_write").TOOLS
