@@ -20,12 +20,11 @@ from typing import Any, Literal, get_args
 from coworkenv.servers import get_service
 from coworkenv.servers.render import northwind_snapshot, rendered_snapshot
 from coworkenv.state import Workspace
+from coworkenv.synth.capabilities import capability
 from coworkenv.task import Task
 from coworkenv.world import Person, World
 from coworkenv.worlds import DEMO, PROFILES, northwind
 from coworkenv.worlds import world as profile_world
-
-from .capabilities import capability
 
 
 class SeedDoesNotFit(ValueError):
