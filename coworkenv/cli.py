@@ -697,6 +697,7 @@ def _run_batch_with_progress(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from coworkenv.rollout.batch import run_batch
+    from coworkenv.rollout.preflight import NotReady
 
     with Progress(
         TextColumn("{task.description}"),
@@ -717,7 +718,9 @@ def _run_batch_with_progress(
             )
 
         try:
-            return anyio.run(lambda: run_batch(tasks, make_policy, progress=show, **options))
+            return run_batch(tasks, make_policy, progress=show, **options)
+        except NotReady as exc:
+            raise click.ClickException(f"cannot start: {exc}") from None
         except KeyboardInterrupt:
             click.echo(
                 "interrupted: every finished episode is saved; rerun the same command to resume", err=True

@@ -659,6 +659,10 @@ class Episode:
         self._verdict_done = True
         self._judging += time.perf_counter() - verify_started
         self._footprint_seconds = verify_started - started
+        problem = self._verdict.could_not_run()
+        if problem is not None:  # no judgement of the agent's work: no verdict, no reward
+            self._verdict = None
+            self.fail(problem)
         return self._verdict
 
     async def arecord(self, *, hashed: bool = True) -> EpisodeRecord:

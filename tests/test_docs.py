@@ -11,7 +11,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import anyio
 import click
 import pytest
 
@@ -172,7 +171,7 @@ def oracle_rollout(folder: Path) -> None:
     from coworkenv.task import load_task
 
     tasks = [load_task(p) for p in sorted((ROOT / "tasks" / "examples").glob("*.json"))[:3]]
-    anyio.run(lambda: run_batch(tasks, OraclePolicy, trials=1, out_dir=folder))
+    run_batch(tasks, OraclePolicy, trials=1, out_dir=folder)
 
 
 @pytest.mark.parametrize("doc", [p for p in DOCS if python_blocks(p)], ids=lambda p: p.name)

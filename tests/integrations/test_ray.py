@@ -10,8 +10,11 @@ ray = pytest.importorskip("ray", reason="the Ray backend needs the [ray] extra")
 from click.testing import CliRunner  # noqa: E402
 
 from coworkenv.cli import cli  # noqa: E402
-from coworkenv.rollout import OraclePolicy, read_records  # noqa: E402
-from coworkenv.rollout.batch import run_batch  # noqa: E402
+from coworkenv.rollout import (  # noqa: E402
+    OraclePolicy,
+    read_records,
+    run_batch,
+)
 from coworkenv.task import dump_task  # noqa: E402
 from tests.rollout.test_runner import ticket_task  # noqa: E402
 
