@@ -183,10 +183,20 @@ def env_server(
 
         from coworkenv.integrations.openenv_server import build_app
     except ImportError as exc:
-        raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[openenv]'") from exc
-    app = build_app(
-        _load_tasks(paths), max_sessions=max_sessions, idle_timeout=session_timeout, records_dir=records_dir
-    )
+        raise click.ClickException(
+            f"{exc}; install the [openenv] extra: pip install -e '.[openenv]'"
+        ) from exc
+    from coworkenv.rollout.preflight import NotReady
+
+    try:
+        app = build_app(
+            _load_tasks(paths),
+            max_sessions=max_sessions,
+            idle_timeout=session_timeout,
+            records_dir=records_dir,
+        )
+    except NotReady as exc:
+        raise click.ClickException(f"cannot start: {exc}") from None
     click.echo(f"serving OpenEnv at http://{host}:{port} (WebSocket /ws, HTTP /reset /step /state)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
