@@ -113,7 +113,7 @@ class CoworkEnvironment:
         episode = self._judged()
         return None if episode is None else reward_score(episode.verdict())
 
-    def reward_components(self) -> dict[str, float] | None:
+    def _reward_components(self) -> dict[str, float] | None:
         """The verdict's components (`rollout.rewards`); None for an episode that broke."""
         episode = self._judged()
         return None if episode is None else reward_components(episode.verdict())
@@ -310,7 +310,7 @@ def component_rewards() -> list[Callable[..., list[float | None]]]:
         def reward(environments: list[CoworkEnvironment], **kwargs: Any) -> list[float | None]:
             out: list[float | None] = []
             for environment in environments:
-                components = environment.reward_components()
+                components = environment._reward_components()
                 out.append(None if components is None else components[name])
             return out
 
