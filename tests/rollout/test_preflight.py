@@ -48,7 +48,7 @@ def test_start_up_refuses_tasks_with_python_checks_without_the_sandbox(no_sandbo
 def test_start_up_refuses_unknown_task_ids_and_no_tasks() -> None:
     with pytest.raises(NotReady, match=r"^unknown task id\(s\): nope; the tasks given are: t-escalate$"):
         check_ready([ticket_task()], task_ids=["t-escalate", "nope"])
-    with pytest.raises(NotReady, match="^no tasks given: pass task files or folders of them$"):
+    with pytest.raises(NotReady, match=r"^no tasks given: pass task files or folders of them$"):
         check_ready([])
 
 
