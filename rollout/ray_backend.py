@@ -3,7 +3,7 @@
 Each actor reserves one CPU, keeps its own seed cache (seeds and goal footprints are built
 once per actor and task) and plays one episode at a time. The driver gives an actor its next
 (task, trial) pair only when it hands back a record, so no work waits on an actor that never
-started; and it starts no more actors than the cluster has free CPUs (saying so when that is
+started; and it starts no more actors than the cluster has CPUs (saying so when that is
 fewer than asked), since an actor beyond them would never be scheduled. It receives each
 record as it finishes and is the only writer of `records.jsonl`, so every record is
 appended exactly once. Resuming works as for the local backend: the driver decides what is
@@ -60,14 +60,14 @@ class EpisodeWorker:
         )
 
 
-def actor_count(workers: int, episodes: int, free_cpus: float) -> int:
-    """How many actors to start: `workers`, but no more than there are episodes or free CPUs
-    (at least one; it waits for a CPU to free up). Warns when the CPUs are what limit it."""
+def actor_count(workers: int, episodes: int, cpus: float) -> int:
+    """How many actors to start: `workers`, but no more than there are episodes or CPUs in
+    the cluster (at least one). Warns when the CPUs are what limit it."""
     count = max(1, min(workers, episodes))
-    fitting = max(1, int(free_cpus))
+    fitting = max(1, int(cpus))
     if count > fitting:
         warnings.warn(
-            f"Ray has {free_cpus:g} free CPU(s): running {fitting} actor(s) at once, not {count} "
+            f"the Ray cluster has {cpus:g} CPU(s): running {fitting} actor(s) at once, not {count} "
             "(each actor takes one CPU)",
             RuntimeWarning,
             stacklevel=2,
@@ -102,7 +102,7 @@ async def run_on_ray(
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
     if not todo:
         return
-    count = actor_count(workers, len(todo), ray.available_resources().get("CPU", 0.0))
+    count = actor_count(workers, len(todo), ray.cluster_resources().get("CPU", 0.0))
     actor_class: Any = ray.remote(num_cpus=1)(EpisodeWorker)
     actors: list[Any] = [actor_class.remote(make_policy, faults, seed, user_simulator) for _ in range(count)]
     queue = list(reversed(todo))

@@ -90,3 +90,27 @@ def test_reward_components_are_named_alike_for_every_task() -> None:
         "safety": 1.0,
         "no_collateral": 1.0,
     }
+
+
+def test_the_ray_backend_without_ray_is_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sys
+
+    from click.testing import CliRunner
+
+    from coworkenv.cli import cli
+    from coworkenv.task import dump_task
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the [ray] extra were not installed
+    task_file = tmp_path / "task.json"
+    task_file.write_text(dump_task(ticket_task()))
+    result = CliRunner().invoke(
+        cli,
+        ["rollout", str(task_file), "--agent", "oracle", "--backend", "ray", "--out", str(tmp_path / "out")],
+    )
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        "Error: cannot start: the Ray backend needs Ray: install the [ray] extra (pip install -e "
+        "'.[ray]' in a checkout, or pip install 'ray>=2.60,<3'), or run with --backend local"
+    )
