@@ -749,7 +749,12 @@ def _run_batch_with_progress(
     help="Where to write report.json and report.html (default: the first DIR).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
-def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
+@click.option(
+    "--budget",
+    is_flag=True,
+    help="Print only the token budget the episodes needed (largest prompt and completion).",
+)
+def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool, budget: bool) -> None:
     """Scores of the episodes in one or more rollout folders: average score, strict success,
     pass@k, pass^k, safety violations, robustness, and breakdowns by capability, service,
     single/multi-turn and turn index. Writes report.json and a self-contained report.html."""
@@ -757,6 +762,11 @@ def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
     from coworkenv.rollout.report_html import write_report
 
     records = _read_records(dirs)
+    if budget:
+        from coworkenv.rollout.budget import token_budget
+
+        click.echo(token_budget(records).summary())
+        return
     built = build_report(records)
     paths = write_report(records, out_dir or dirs[0])
     if as_json:

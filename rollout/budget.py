@@ -37,6 +37,16 @@ class TokenBudget(BaseModel):
         default_factory=dict, description="Per task, its largest (prompt, completion)"
     )
 
+    def summary(self) -> str:
+        """The budget in two lines, with the task that needs the most of each."""
+        prompt_task = max(self.tasks, key=lambda task: self.tasks[task][0])
+        completion_task = max(self.tasks, key=lambda task: self.tasks[task][1])
+        return (
+            f"prompt: {self.prompt} tokens ({prompt_task})\n"
+            f"completion: {self.completion} tokens ({completion_task})\n"
+            f"largest over {len(self.tasks)} task(s), counted with {self.method}"
+        )
+
 
 def episode_budget(record: EpisodeRecord, count: Callable[[str], int]) -> tuple[int, int]:
     """(prompt, completion) tokens of one episode."""

@@ -77,7 +77,9 @@ def test_concurrency_above_the_cpus_is_capped_with_a_warning_and_finishes_every_
     task_file = tmp_path / "task.json"
     task_file.write_text(dump_task(ticket_task()))
     args = ["rollout", str(task_file), "--agent", "oracle", "--trials", "20", "--backend", "ray"]
-    with pytest.warns(RuntimeWarning, match=r"^the Ray cluster has 2 CPU\(s\): running 2 actor\(s\) at once, not 16"):
+    with pytest.warns(
+        RuntimeWarning, match=r"^the Ray cluster has 2 CPU\(s\): running 2 actor\(s\) at once, not 16"
+    ):
         result = CliRunner().invoke(cli, [*args, "--concurrency", "16", "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "20 episode(s) run" in result.output
