@@ -966,7 +966,7 @@ def _proposed_worlds(
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where validation runs: local worker processes, or Ray actors (pip install 'coworkenv[ray]').",
+    help="Where validation runs: local worker processes, or Ray actors (the [ray] extra: pip install -e '.[ray]').",
 )
 @click.option("--address", help="Ray cluster to join for --backend ray (default: a local Ray instance).")
 @click.option("--judge-model", help="Model of an LLM judge of each validated draft (default: no judge).")
@@ -1131,7 +1131,9 @@ def synth(
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         except ImportError as exc:
-            raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[ray]'") from exc
+            raise click.ClickException(
+                f"{exc}; install the [ray] extra: pip install -e '.[ray]' in a checkout"
+            ) from exc
     funnel = build_funnel(read_drafts(out_dir), kept_tasks(out_dir))
     print_funnel(funnel, terminal_console())
     paths = write_funnel(funnel, out_dir)

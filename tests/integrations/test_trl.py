@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trl", reason="the TRL integration needs the [trl] extra (pip install 'coworkenv[trl]')")
+pytest.importorskip("trl", reason="the TRL integration needs the [trl] extra (pip install -e '.[trl]')")
 torch = pytest.importorskip("torch", reason="the TRL integration needs the [trl] extra")
 
 from transformers.utils import get_json_schema  # noqa: E402

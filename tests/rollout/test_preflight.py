@@ -114,3 +114,19 @@ def test_the_ray_backend_without_ray_is_a_clear_message(
         "Error: cannot start: the Ray backend needs Ray: install the [ray] extra (pip install -e "
         "'.[ray]' in a checkout, or pip install 'ray>=2.60,<3'), or run with --backend local"
     )
+
+
+def test_the_rollout_command_refuses_to_start_without_the_sandbox(no_sandbox: None, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from coworkenv.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["rollout", str(WITH_PYTHON), "--agent", "oracle", "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        f"Error: cannot start: Python checks cannot run here ({OFF}), and 1 task(s) have them "
+        f"(calendar-book-1on1): their episodes could not be judged. To fix it, {SANDBOX_FIX}."
+    )
+    assert not (tmp_path / "out").exists()  # nothing was written
