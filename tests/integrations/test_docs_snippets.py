@@ -185,9 +185,12 @@ def test_the_install_lines_build_and_install_a_wheel_with_its_examples(tmp_path:
         .split("\0")
     )
     for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (checkout / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, checkout / name)
+        source, copy = ROOT / name, checkout / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():  # coworkenv/<subpackage> links to the top-level folders
+            copy.symlink_to(os.readlink(source))
+        elif source.is_file():
+            shutil.copy2(source, copy)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next((venv / "lib").glob("python*/site-packages"))
