@@ -122,7 +122,7 @@ class CoworkTasksetConfig(vf.TasksetConfig):
     id: str = TASKSET_ID
     task: CoworkTaskConfig = CoworkTaskConfig()
     tasks: list[str] = Field(default_factory=list)
-    """Task files, and folders searched for `*.json`; none: the examples of a checkout."""
+    """Task files, and folders searched for `*.json`; none: the example tasks."""
     seed: int = 0
     """Recorded on each episode (and seeds the fault stream with `faults`)."""
     faults: FaultPlan | None = None
