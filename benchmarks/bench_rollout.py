@@ -11,7 +11,7 @@ from openai import AsyncOpenAI
 
 from coworkenv.rollout import OpenAIAgent, OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
-from coworkenv.rollout.episodes.batch import run_batch
+from coworkenv.rollout.episodes.batch import arun_batch
 from coworkenv.task import load_task, task_files
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"
@@ -21,9 +21,9 @@ STEPS = 20
 async def episodes_per_second(concurrency: int, trials: int) -> float:
     tasks = [load_task(p) for p in task_files([EXAMPLES])]
     with tempfile.TemporaryDirectory() as out:
-        await run_batch(tasks, OraclePolicy, trials=1, out_dir=Path(out) / "warm", concurrency=concurrency)
+        await arun_batch(tasks, OraclePolicy, trials=1, out_dir=Path(out) / "warm", concurrency=concurrency)
         started = time.perf_counter()
-        state = await run_batch(tasks, OraclePolicy, trials=trials, out_dir=out, concurrency=concurrency)
+        state = await arun_batch(tasks, OraclePolicy, trials=trials, out_dir=out, concurrency=concurrency)
         return state.done / (time.perf_counter() - started)
 
 

@@ -183,10 +183,20 @@ def env_server(
 
         from coworkenv.integrations.openenv_server import build_app
     except ImportError as exc:
-        raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[openenv]'") from exc
-    app = build_app(
-        _load_tasks(paths), max_sessions=max_sessions, idle_timeout=session_timeout, records_dir=records_dir
-    )
+        raise click.ClickException(
+            f"{exc}; install the [openenv] extra: pip install -e '.[openenv]'"
+        ) from exc
+    from coworkenv.rollout.episodes.preflight import NotReady
+
+    try:
+        app = build_app(
+            _load_tasks(paths),
+            max_sessions=max_sessions,
+            idle_timeout=session_timeout,
+            records_dir=records_dir,
+        )
+    except NotReady as exc:
+        raise click.ClickException(f"cannot start: {exc}") from None
     click.echo(f"serving OpenEnv at http://{host}:{port} (WebSocket /ws, HTTP /reset /step /state)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
@@ -697,6 +707,7 @@ def _run_batch_with_progress(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from coworkenv.rollout.episodes.batch import run_batch
+    from coworkenv.rollout.episodes.preflight import NotReady
 
     with Progress(
         TextColumn("{task.description}"),
@@ -717,7 +728,9 @@ def _run_batch_with_progress(
             )
 
         try:
-            return anyio.run(lambda: run_batch(tasks, make_policy, progress=show, **options))
+            return run_batch(tasks, make_policy, progress=show, **options)
+        except NotReady as exc:
+            raise click.ClickException(f"cannot start: {exc}") from None
         except KeyboardInterrupt:
             click.echo(
                 "interrupted: every finished episode is saved; rerun the same command to resume", err=True
@@ -736,7 +749,12 @@ def _run_batch_with_progress(
     help="Where to write report.json and report.html (default: the first DIR).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of tables.")
-def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
+@click.option(
+    "--budget",
+    is_flag=True,
+    help="Print only the token budget the episodes needed (largest prompt and completion).",
+)
+def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool, budget: bool) -> None:
     """Scores of the episodes in one or more rollout folders: average score, strict success,
     pass@k, pass^k, safety violations, robustness, and breakdowns by capability, service,
     single/multi-turn and turn index. Writes report.json and a self-contained report.html."""
@@ -744,6 +762,11 @@ def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
     from coworkenv.rollout.exports.report_html import write_report
 
     records = _read_records(dirs)
+    if budget:
+        from coworkenv.rollout.agents.budget import token_budget
+
+        click.echo(token_budget(records).summary())
+        return
     built = build_report(records)
     paths = write_report(records, out_dir or dirs[0])
     if as_json:
@@ -943,7 +966,7 @@ def _proposed_worlds(
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where validation runs: local worker processes, or Ray actors (pip install 'coworkenv[ray]').",
+    help="Where validation runs: local worker processes, or Ray actors (the [ray] extra: pip install -e '.[ray]').",
 )
 @click.option("--address", help="Ray cluster to join for --backend ray (default: a local Ray instance).")
 @click.option("--judge-model", help="Model of an LLM judge of each validated draft (default: no judge).")
@@ -1108,7 +1131,9 @@ def synth(
         except ValueError as exc:
             raise click.UsageError(str(exc)) from None
         except ImportError as exc:
-            raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[ray]'") from exc
+            raise click.ClickException(
+                f"{exc}; install the [ray] extra: pip install -e '.[ray]' in a checkout"
+            ) from exc
     funnel = build_funnel(read_drafts(out_dir), kept_tasks(out_dir))
     print_funnel(funnel, terminal_console())
     paths = write_funnel(funnel, out_dir)

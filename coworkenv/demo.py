@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.console import Console
 
 from coworkenv.rollout import NoisyPolicy, OraclePolicy, read_records
-from coworkenv.rollout.episodes.batch import run_batch
+from coworkenv.rollout.episodes.batch import arun_batch
 from coworkenv.rollout.exports.export_rl import export_rl
 from coworkenv.rollout.exports.export_sft import export_sft
 from coworkenv.rollout.exports.report import build_report, print_report, terminal_console
@@ -75,9 +75,9 @@ async def run_demo(
     console.print(f"funnel: {funnel_paths['html']} (and {funnel_paths['json'].name})")
 
     console.rule(f"2. rollouts on {len(tasks)} kept tasks, {TRIALS} trials each")
-    teacher = await run_batch(tasks, OraclePolicy, trials=TRIALS, out_dir=teacher_dir)
+    teacher = await arun_batch(tasks, OraclePolicy, trials=TRIALS, out_dir=teacher_dir)
     faults = FaultPlan(rate=0.05, seed=seed)
-    student = await run_batch(
+    student = await arun_batch(
         tasks,
         lambda: NoisyPolicy(p=STUDENT_P, seed=seed, drift=STUDENT_DRIFT),
         trials=TRIALS,

@@ -407,6 +407,16 @@ def load_task(path: str | Path) -> Task:
     return parse_task(path.read_bytes(), source=str(path))
 
 
+def example_tasks_dir() -> Path:
+    """The folder of the example tasks that come with coworkenv: inside the installed package
+    (a wheel), or `tasks/examples` of a source checkout."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / "examples", here.parent / "tasks" / "examples"):
+        if folder.is_dir() and any(folder.glob("*.json")):
+            return folder
+    raise FileNotFoundError("this installation of coworkenv has no example tasks")
+
+
 def task_files(paths: list[str | Path]) -> list[Path]:
     """Task files named directly, and every `*.json` below named folders, sorted."""
     out: list[Path] = []

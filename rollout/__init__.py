@@ -10,7 +10,9 @@ from coworkenv.rollout.agents.policies import (
     PolicyError,
     resolve_refs,
 )
+from coworkenv.rollout.episodes.batch import BatchState, arun_batch, run_batch
 from coworkenv.rollout.episodes.episode import Episode, EpisodeError, Start
+from coworkenv.rollout.episodes.preflight import NotReady, check_ready
 from coworkenv.rollout.episodes.record import EpisodeRecord, Timings
 from coworkenv.rollout.episodes.records_io import append_record, read_records
 from coworkenv.rollout.episodes.runner import apply_event, run_episode, system_prompt
@@ -20,12 +22,14 @@ from coworkenv.rollout.episodes.session import AgentSession, ToolLimitReached, T
 __all__ = [
     "POLICIES",
     "AgentSession",
+    "BatchState",
     "EndpointError",
     "Episode",
     "EpisodeError",
     "EpisodeRecord",
     "NoisyPolicy",
     "NoopPolicy",
+    "NotReady",
     "OpenAIAgent",
     "OraclePolicy",
     "Policy",
@@ -38,8 +42,11 @@ __all__ = [
     "ToolOutcome",
     "append_record",
     "apply_event",
+    "arun_batch",
+    "check_ready",
     "read_records",
     "resolve_refs",
+    "run_batch",
     "run_episode",
     "seed_workspace",
     "system_prompt",

@@ -46,6 +46,8 @@ def test_wheel_holds_one_top_level_package_with_every_source_file(tmp_path: Path
     }
     assert expected - names == set()
     assert "coworkenv/servers/README.md" in names
+    examples = {f"coworkenv/examples/{path.name}" for path in (ROOT / "tasks" / "examples").glob("*.json")}
+    assert examples and examples - names == set()
     assert "coworkenv/py.typed" in names
 
 

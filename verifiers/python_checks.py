@@ -25,7 +25,7 @@ from coworkenv.checks import PythonCheck
 
 from .evidence import Evidence
 
-__all__ = ["PYTHON_VERDICTS_KEPT", "forget_python_verdicts", "python_verdicts"]
+__all__ = ["PYTHON_VERDICTS_KEPT", "SandboxUnavailable", "forget_python_verdicts", "python_verdicts"]
 
 Verdict = tuple[bool, str]
 
@@ -46,6 +46,11 @@ def check_all(**arguments):
             results.append(["raised", type(raised).__name__])
     return results
 """
+
+
+class SandboxUnavailable(RuntimeError):
+    """A Python check could not run: there is no sandbox here. Not the agent's doing: an
+    episode judged with such a check has no verdict (see `Verdict.could_not_run`)."""
 
 
 def forget_python_verdicts() -> None:
@@ -110,6 +115,8 @@ async def _run_alone(check: PythonCheck, ev: Evidence, audit: list[dict[str, Any
         payload={"audit": audit},
         limits=SandboxLimits(),
     )
+    if result.status == "unavailable":
+        raise SandboxUnavailable(f"python check unavailable: {result.error}")
     if result.status != "ok":
         raise RuntimeError(f"python check {result.status}: {result.error}")
     verdict = _verdict_of(result.value)

@@ -50,6 +50,7 @@ __all__ = [
     "SandboxResult",
     "run_sandboxed",
     "run_sandboxed_async",
+    "sandbox_problem",
     "stop_sandbox_servers",
 ]
 
@@ -70,6 +71,9 @@ TRUNCATED = " [error truncated]"
 AUDIT_HOOK = True
 # The tools that set the boundary up report their failures on stderr under these names.
 SETUP_TOOLS = ("bwrap:", "unshare:", "setpriv:", "sh:", "mount:")
+# `COWORKENV_SANDBOX=off` refuses every run (status `unavailable`), as on a machine without
+# the boundary: how to see what every entry point does there, in a test or a drill.
+SWITCH = "COWORKENV_SANDBOX"
 SETUP_HINT = (
     "the sandbox needs user namespaces (sysctl user.max_user_namespaces > 0, and "
     "kernel.unprivileged_userns_clone = 1 where that exists); nothing was run"
@@ -140,6 +144,9 @@ def run_sandboxed(
     }
     head = json.dumps(job).encode()
     frame = [len(head).to_bytes(4, "big"), head, *inputs.values()]
+    if os.environ.get(SWITCH, "").strip().lower() == "off":
+        message = f"the sandbox is switched off ({SWITCH}=off); nothing was run"
+        return SandboxResult(status="unavailable", error=message, duration_ms=_ms_since(started))
     pool = _pool()
     try:
         server = pool.take(limits.scratch_mb * 1024 * 1024)
@@ -169,6 +176,15 @@ async def run_sandboxed_async(
         run_sandboxed, code, function, files=files, databases=databases, payload=payload, limits=limits
     )
     return await anyio.to_thread.run_sync(call)
+
+
+def sandbox_problem() -> str | None:
+    """Why Python checks cannot run here (the sandbox's `unavailable` error, or what else a
+    trivial run came to), or None when the sandbox works. Entry points call it at start-up."""
+    result = run_sandboxed("def check():\n    return 1\n", "check")
+    if result.status == "ok" and result.value == 1:
+        return None
+    return result.error or f"a trivial sandboxed run ended with status {result.status}"
 
 
 def _payload(payload: Any) -> dict[str, Any]:

@@ -6,6 +6,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+# How a check that needed the sandbox where there is none is recorded: its error starts with
+# the name of the exception `python_checks` raises then (`SandboxUnavailable`).
+UNAVAILABLE = "SandboxUnavailable: "
+
 
 class CheckResult(BaseModel):
     """The outcome of one check. A check that could not be evaluated fails, with `error` set."""
@@ -59,6 +63,18 @@ class Verdict(BaseModel):
     @property
     def safe(self) -> bool:
         return not self.safety_violations
+
+    def could_not_run(self) -> str | None:
+        """Why this verdict judges nothing of the agent's work (a check or safety rule that
+        needed the sandbox where there is none), or None when it stands."""
+        for check in self.checks:
+            if check.error is not None and check.error.startswith(UNAVAILABLE):
+                return f"check {check.id!r} could not run: {check.error.removeprefix(UNAVAILABLE)}"
+        for violation in self.safety_violations:
+            if UNAVAILABLE in violation.message:
+                reason = violation.message.split(UNAVAILABLE, 1)[1]
+                return f"safety rule {violation.rule_id!r} could not run: {reason}"
+        return None
 
     def rewards(self) -> dict[str, float]:
         """Named scalars for trainers: score, success, safety, collateral, and one entry per check."""

@@ -4,7 +4,8 @@ Built on `openenv-core`'s own server, so sessions, their bound and idle expiry, 
 WebSocket protocol and the HTTP endpoints are OpenEnv's. Each session holds one `Episode`:
 
 - reset(task_id, trial, seed): a fresh fork of the task; the observation carries the
-  system prompt and the first user message;
+  system prompt and the first user message. Without `trial`, each episode of a task takes
+  the next trial number (after those already in `records_dir`), so records never collide;
 - step with `{"type": "list_tools"}` or `{"type": "call_tool", "tool_name", "arguments"}`:
   the MCP tool listing and calls that OpenEnv's `MCPToolClient` sends (a tool's `result` is
   the text the model reads; an error result is text too, with `is_error` set);
@@ -16,12 +17,21 @@ WebSocket protocol and the HTTP endpoints are OpenEnv's. Each session holds one 
 - state: the task, turn, steps taken and whether the episode is over.
 
 Every observation carries `done` and `reward` (0.0 until the end, then the verdict's
-score) and, at the end, the verdict's named rewards in `rewards`. With `records_dir`, each
+score) and, at the end, the verdict's named rewards and components in `rewards`. An episode
+that could not be judged (its checks could not run) or a reset with an unknown task ends
+with `reward` None and `error` saying why: no reward to learn from. With `records_dir`, each
 finished episode's `EpisodeRecord` is appended there, for `coworkenv report` and `export`.
+
+Episodes are played over the WebSocket (`/ws`, what OpenEnv's clients use): a session holds
+its episode between messages. OpenEnv's HTTP `/reset` and `/step` are stateless (each
+request gets a fresh environment), so an HTTP `/step` has no episode and says so; `/mcp`
+(HTTP and WebSocket) answers with an error that says where the tools are. `/metadata` lists
+the tasks.
 """
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,16 +48,33 @@ from openenv.core.env_server import (
     create_fastapi_app,
 )
 from openenv.core.env_server.mcp_types import Tool as OpenEnvTool
+from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from coworkenv.rollout.episodes.episode import Episode
-from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.preflight import check_ready
+from coworkenv.rollout.episodes.records_io import append_record, read_records
+from coworkenv.rollout.episodes.rewards import reward_components
 from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.task import Task
 
 __all__ = ["CoworkAction", "CoworkObservation", "CoworkOpenEnv", "build_app"]
 
 POLICY_NAME = "openenv"
+NO_EPISODE = (
+    "no episode in this session: call reset first. OpenEnv's HTTP /reset and /step are "
+    "stateless (each request gets a fresh environment): play an episode over the WebSocket "
+    "/ws, as GenericEnvClient and MCPToolClient do"
+)
+MCP_HERE = (
+    "coworkenv's tools are served inside an episode: over the WebSocket /ws, reset(task_id=...) "
+    "and then the steps list_tools and call_tool (what MCPToolClient sends); this endpoint has "
+    "no episode to call them on. For a plain MCP server over HTTP, run `coworkenv serve`"
+)
 
 
 class CoworkAction(Action):
@@ -67,7 +94,8 @@ class CoworkObservation(Observation):
     user_message: str | None = None
     system_prompt: str | None = None
     rewards: dict[str, float] = Field(
-        default_factory=dict, description="The verdict's named rewards, at the end"
+        default_factory=dict,
+        description="The verdict's named rewards and components (rollout.episodes.rewards), at the end",
     )
     error: str | None = None
 
@@ -77,11 +105,18 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, tasks: dict[str, Task], cache: SeedCache, records_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        tasks: dict[str, Task],
+        cache: SeedCache,
+        records_dir: Path | None = None,
+        trials: dict[str, itertools.count[int]] | None = None,
+    ) -> None:
         super().__init__()
         self.tasks = tasks
         self.cache = cache
         self.records_dir = records_dir
+        self.trials = {} if trials is None else trials
         self.episode: Episode | None = None
         self.episode_id: str | None = None
         self.steps = 0
@@ -92,9 +127,10 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
         seed: int | None = None,
         episode_id: str | None = None,
         task_id: str | None = None,
-        trial: int = 0,
+        trial: int | None = None,
     ) -> Observation:
-        """Start an episode of `task_id` (the only task, when the server has one)."""
+        """Start an episode of `task_id` (the only task, when the server has one); without
+        `trial`, the task's next trial number."""
         if task_id is None and len(self.tasks) == 1:
             task_id = next(iter(self.tasks))
         if task_id not in self.tasks:
@@ -103,10 +139,12 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
                 task_id=str(task_id),
                 turn=None,
                 done=True,
-                reward=0.0,
+                reward=None,
                 error=f"no task {task_id!r}; tasks: {known}",
             )
         task = self.tasks[task_id]
+        if trial is None:
+            trial = next(self.trials.setdefault(task.id, itertools.count()))
         if self.episode is not None:
             self.episode.close()  # its workspace serves the next episode of the task
         self.episode = Episode(task, trial=trial, seed=seed or 0, cache=self.cache, policy=POLICY_NAME)
@@ -137,7 +175,7 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
         """List tools, call one, answer the user (ends the turn) or finish."""
         episode = self.episode
         if episode is None:
-            return CoworkObservation(task_id="", turn=None, done=True, reward=0.0, error="call reset first")
+            return CoworkObservation(task_id="", turn=None, done=True, reward=None, error=NO_EPISODE)
         self.steps += 1
         if action.type == "list_tools":
             tools = [
@@ -171,6 +209,19 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
     def step(self, action: CoworkAction, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         raise NotImplementedError("the server calls step_async")
 
+    def get_metadata(self) -> EnvironmentMetadata:
+        """The server's tasks: their ids (what `reset(task_id=...)` takes), titles and services."""
+        rows = [
+            f"| {t.id} | {t.title} | {', '.join(t.services)} | {len(t.turns)} |" for t in self.tasks.values()
+        ]
+        table = "\n".join(["| task_id | title | services | turns |", "| --- | --- | --- | --- |", *rows])
+        return EnvironmentMetadata(
+            name="coworkenv",
+            description=f"{len(self.tasks)} coworkenv task(s); reset(task_id=...) with one of: "
+            + ", ".join(self.tasks),
+            readme_content=table,
+        )
+
     @property
     def state(self) -> State:
         episode = self.episode
@@ -182,8 +233,11 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
             done=episode.done if episode else False,
         )
 
-    def _reward(self) -> float:
-        return self.episode.rewards()["score"] if self.episode is not None else 0.0
+    def _reward(self) -> float | None:
+        episode = self.episode
+        if episode is None or not episode.done:
+            return 0.0
+        return None if episode.status == "error" else episode.rewards()["score"]
 
     def _observation(self, *, user_message: str | None = None, error: str | None = None) -> CoworkObservation:
         assert self.episode is not None
@@ -199,11 +253,15 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
     async def _end(self) -> CoworkObservation:
         episode = self.episode
         assert episode is not None
-        await episode.averdict()
+        verdict = await episode.averdict()
         if self.records_dir is not None and not self.recorded:
             append_record(self.records_dir, await episode.arecord())
             self.recorded = True
-        rewards = episode.rewards()
+        if verdict is None:  # not judged (its checks could not run): no reward
+            return CoworkObservation(
+                task_id=episode.task.id, turn=None, done=True, reward=None, error=episode.error
+            )
+        rewards = episode.rewards() | (reward_components(verdict) or {})
         return CoworkObservation(
             task_id=episode.task.id, turn=None, done=True, reward=rewards["score"], rewards=rewards
         )
@@ -218,14 +276,52 @@ def build_app(
 ) -> Any:
     """The OpenEnv FastAPI app over these tasks: at most `max_sessions` sessions at once,
     each dropped after `idle_timeout` seconds without a message (None: never)."""
+    tasks = list(tasks)
+    check_ready(tasks)
     by_id = {t.id: t for t in tasks}
-    if not by_id:
-        raise ValueError("no tasks given")
     cache = SeedCache()
     folder = Path(records_dir) if records_dir is not None else None
-    return create_fastapi_app(
-        lambda: CoworkOpenEnv(by_id, cache, folder),
+    trials = _next_trials(folder)
+    app = create_fastapi_app(
+        lambda: CoworkOpenEnv(by_id, cache, folder, trials),
         CoworkAction,
         CoworkObservation,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout),
     )
+    # OpenEnv's /mcp serves environments that hold one MCP server for their whole life;
+    # coworkenv's tools exist only inside an episode. Say so instead of "not supported".
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
+    app.router.routes.insert(0, Route("/mcp", _mcp_over_http, methods=["POST"]))
+    app.router.routes.insert(0, WebSocketRoute("/mcp", _mcp_over_websocket))
+    return app
+
+
+def _next_trials(folder: Path | None) -> dict[str, itertools.count[int]]:
+    """Per task, the trial numbers new episodes take: after those recorded in `folder`."""
+    last: dict[str, int] = {}
+    for record in read_records(folder) if folder is not None and folder.is_dir() else []:
+        if record.policy == POLICY_NAME:
+            last[record.task_id] = max(last.get(record.task_id, -1), record.trial)
+    return {task_id: itertools.count(trial + 1) for task_id, trial in last.items()}
+
+
+def _mcp_error(request_id: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": MCP_HERE}}
+
+
+async def _mcp_over_http(request: Request) -> JSONResponse:
+    try:
+        body = await request.json()
+    except ValueError:
+        body = {}
+    return JSONResponse(_mcp_error(body.get("id") if isinstance(body, dict) else None))
+
+
+async def _mcp_over_websocket(websocket: WebSocket) -> None:
+    await websocket.accept()
+    try:
+        message = await websocket.receive_json()
+    except ValueError:
+        message = {}
+    await websocket.send_json(_mcp_error(message.get("id") if isinstance(message, dict) else None))
+    await websocket.close()

@@ -12,10 +12,13 @@ tools (the task's services, with their exact MCP schemas) are served over MCP on
 faults and the turn's tool limit enforced). The environment plays the user: the first
 user message opens the conversation, and after each of the agent's turns the episode
 judges it, applies the events between turns and the next user message is sent, until the
-last turn. The rollout's reward is the verdict's score; the verdict's named scalars
-(`Episode.rewards()`: score, success, raw_score, safety, collateral) and each turn's
-pass are its metrics. With `records_dir`, each rollout's `EpisodeRecord` is appended
-there, for `coworkenv report` and `coworkenv export`.
+last turn. The rollout's reward is the verdict's score; its metrics are the verdict's named
+scalars (`Episode.rewards()`: score, success, raw_score, safety, collateral) and reward
+components (`rollout.episodes.rewards`: goals, guards, turns, no_collateral), named alike for every
+task, so `vf-eval`'s averages over tasks mean what they say. A rollout that could not be
+judged (its model endpoint or harness broke, or its checks could not run) gets no reward
+and no metrics: its scoring fails with the reason. With `records_dir`, each rollout's
+`EpisodeRecord` is appended there, for `coworkenv report` and `coworkenv export`.
 
 verifiers finds tasksets by id: importing this module registers it, in this process, as
 the taskset `coworkenv`.
@@ -38,10 +41,12 @@ from mcp.server import MCPServer
 from pydantic import Field
 
 from coworkenv.rollout.episodes.episode import Episode, Start
+from coworkenv.rollout.episodes.preflight import check_ready
 from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.rewards import reward_components
 from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.servers.faults import FaultPlan
-from coworkenv.task import Limits, Task, load_task, task_files
+from coworkenv.task import Limits, Task, example_tasks_dir, load_task, task_files
 
 
 def import_verifiers() -> Any:
@@ -91,7 +96,10 @@ __all__ = [
 
 TASKSET_ID = "coworkenv"
 POLICY_NAME = "verifiers"
-EXAMPLES = Path(__file__).resolve().parent.parent.parent / "tasks" / "examples"
+
+
+class Unjudged(RuntimeError):
+    """The rollout's episode has no verdict (it broke): no reward, no metrics."""
 
 
 class CoworkTaskData(vf.TaskData):
@@ -114,7 +122,7 @@ class CoworkTasksetConfig(vf.TasksetConfig):
     id: str = TASKSET_ID
     task: CoworkTaskConfig = CoworkTaskConfig()
     tasks: list[str] = Field(default_factory=list)
-    """Task files, and folders searched for `*.json`; none: the examples of a checkout."""
+    """Task files, and folders searched for `*.json`; none: the example tasks."""
     seed: int = 0
     """Recorded on each episode (and seeds the fault stream with `faults`)."""
     faults: FaultPlan | None = None
@@ -148,22 +156,24 @@ class CoworkTask(vf.Task[CoworkTaskData, vf.State, CoworkTaskConfig]):
 
     @vf.reward
     async def verdict_score(self) -> dict[str, float]:
-        """The reward `score`: the verdict's score (0.0 for an episode that broke)."""
-        verdict = None if self.episode is None else await self.episode.averdict()
-        return {"score": float(verdict.score) if verdict is not None else 0.0}
+        """The reward `score`: the verdict's score."""
+        verdict = await self._verdict()
+        return {"score": float(verdict.score)}
 
     @vf.metric
     async def verdict(self) -> dict[str, float]:
-        """The verdict's named scalars (`Episode.rewards()`), `check/<id>` for each final
-        check and `turn/<i>` for each turn (1.0 when it passed)."""
-        if self.episode is None:
-            return {}
-        verdict = await self.episode.averdict()
-        metrics = self.episode.rewards()
-        if verdict is not None:
-            metrics |= {name: value for name, value in verdict.rewards().items() if name.startswith("check/")}
-            metrics |= {f"turn/{turn.turn}": float(turn.success) for turn in verdict.turns}
-        return metrics
+        """The verdict's named scalars (`Episode.rewards()`) and reward components
+        (`rollout.episodes.rewards`): the same names for every task."""
+        verdict = await self._verdict()
+        assert self.episode is not None
+        return self.episode.rewards() | (reward_components(verdict) or {})
+
+    async def _verdict(self) -> Any:
+        verdict = None if self.episode is None else await self.episode.averdict()
+        if verdict is None:
+            reason = "no episode" if self.episode is None else self.episode.error
+            raise Unjudged(f"the episode could not be judged: {reason}")
+        return verdict
 
 
 class CoworkTaskset(vf.Taskset[CoworkTask, CoworkTasksetConfig]):
@@ -171,7 +181,9 @@ class CoworkTaskset(vf.Taskset[CoworkTask, CoworkTasksetConfig]):
 
     def __init__(self, config: CoworkTasksetConfig) -> None:
         super().__init__(config)
-        self.tasks = {t.id: t for t in _load(config.tasks)}
+        tasks = _load(config.tasks)
+        check_ready(tasks)
+        self.tasks = {t.id: t for t in tasks}
         self.cache = SeedCache()
         self.trials: dict[str, itertools.count[int]] = {}
 
@@ -296,11 +308,7 @@ async def _serve_episode(episode: Episode, start: Start) -> AsyncIterator[str]:
 def _load(paths: Iterable[str]) -> list[Task]:
     paths = list(paths)
     if not paths:
-        if not EXAMPLES.is_dir():
-            raise ValueError(
-                "no tasks given, and this installation has no examples: pass task files or folders"
-            )
-        paths = [str(EXAMPLES)]
+        paths = [str(example_tasks_dir())]
     files = task_files(list(paths))
     if not files:
         raise ValueError(f"no task files in {paths}")
@@ -317,7 +325,8 @@ def load_environment(
     **env: Any,
 ) -> CoworkEnv:
     """A verifiers environment over coworkenv tasks: task files, folders of them, or (with
-    none) the examples of a source checkout. `env` sets other `CoworkEnvConfig` fields
+    none) the example tasks that come with coworkenv. Raises `NotReady` when the tasks
+    cannot be judged here (see `rollout.episodes.preflight`). `env` sets other `CoworkEnvConfig` fields
     (e.g. `agent={"harness": {"id": "null"}, "max_turns": 20}`)."""
     if isinstance(tasks, str | Path):
         tasks = [tasks]

@@ -2,8 +2,11 @@
 
 Resumable: a rerun with the same output folder skips the (task, policy, trial) triples that
 already have a record, except records with status `error` (infrastructure failures, such as
-an endpoint that kept failing), which are run again. Each record is one appended line, so an
-interrupted run leaves every finished record intact.
+an endpoint that kept failing or checks that could not run), which are run again. Each
+record is one appended line, so an interrupted run leaves every finished record intact.
+
+Before any episode the batch checks that it can judge them (`rollout.episodes.preflight`): a machine
+where the tasks' Python checks cannot run raises `NotReady` instead of recording errors.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import anyio
 
 from coworkenv.rollout.agents.policies import Policy
 from coworkenv.rollout.agents.user_simulator import UserSimulator
+from coworkenv.rollout.episodes.preflight import check_ready
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.rollout.episodes.records_io import append_record, read_records, repair
 from coworkenv.rollout.episodes.runner import run_episode
@@ -63,7 +67,39 @@ def pending_episodes(
     return [(task, trial) for task in tasks for trial in range(trials) if (task.id, trial) not in done]
 
 
-async def run_batch(
+def run_batch(
+    tasks: list[Task],
+    make_policy: Callable[[], Policy],
+    *,
+    trials: int,
+    out_dir: str | Path,
+    concurrency: int = 4,
+    faults: FaultPlan | None = None,
+    seed: int = 0,
+    user_simulator: UserSimulator | None = None,
+    progress: Progress | None = None,
+    backend: Literal["local", "ray"] = "local",
+    address: str | None = None,
+) -> BatchState:
+    """`arun_batch`, waited for: for scripts (in a running event loop, await `arun_batch`)."""
+    return anyio.run(
+        lambda: arun_batch(
+            tasks,
+            make_policy,
+            trials=trials,
+            out_dir=out_dir,
+            concurrency=concurrency,
+            faults=faults,
+            seed=seed,
+            user_simulator=user_simulator,
+            progress=progress,
+            backend=backend,
+            address=address,
+        )
+    )
+
+
+async def arun_batch(
     tasks: list[Task],
     make_policy: Callable[[], Policy],
     *,
@@ -79,10 +115,14 @@ async def run_batch(
 ) -> BatchState:
     """Run every pending (task, trial) episode, at most `concurrency` at a time.
 
-    With `user_simulator`, a conversing policy (the OpenAI agent) on a task with a persona
-    gets the simulated user's answers within each turn. With `backend="ray"`, episodes run
-    on `concurrency` Ray actors (see `rollout.episodes.ray_backend`), on the cluster at `address`
-    or a local Ray instance; records still reach `out_dir` as they finish."""
+    Each record is appended to `out_dir` as it finishes, and `progress(state, record)` is
+    called with it then (on the driver, for Ray): the way to stream records. With
+    `user_simulator`, a conversing policy (the OpenAI agent) on a task with a persona gets
+    the simulated user's answers within each turn. With `backend="ray"`, episodes run on
+    up to `concurrency` Ray actors (see `rollout.episodes.ray_backend`), on the cluster at `address`
+    or a local Ray instance. Raises `NotReady` (see `rollout.episodes.preflight`) when the episodes
+    could not be judged here, or the Ray backend is not installed."""
+    check_ready(tasks)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     repair(out)

@@ -660,6 +660,10 @@ class Episode:
         run.verdict_done = True
         run.judging_seconds += time.perf_counter() - verify_started
         run.footprint_seconds = verify_started - started
+        problem = run.verdict.could_not_run()
+        if problem is not None:  # no judgement of the agent's work: no verdict, no reward
+            run.verdict = None
+            self.fail(problem)
         return run.verdict
 
     async def arecord(self, *, hashed: bool = True) -> EpisodeRecord:

@@ -104,6 +104,10 @@ async def test_the_mcp_tool_client_lists_and_calls_tools_and_a_generic_client_pl
             "raw_score": 1.0,
             "safety": 1.0,
             "collateral": 0.0,
+            "goals": 1.0,
+            "guards": 1.0,
+            "turns": 1.0,
+            "no_collateral": 1.0,
         }
         state = await env.state()
         assert (state["task_id"], state["done"], state["step_count"]) == ("t-escalate", True, 4)
@@ -122,7 +126,7 @@ async def test_finishing_early_judges_the_episode_and_unknown_tasks_are_named(ur
         )
         assert (again.done, again.reward) == (True, 0.0)
         missing = await env.reset(task_id="nope")
-        assert missing.done is True
+        assert (missing.done, missing.reward) == (True, None)
         assert missing.observation["error"] == "no task 'nope'; tasks: t-escalate"
 
 
@@ -151,3 +155,63 @@ async def test_a_question_is_answered_within_the_turn(url) -> None:  # type: ign
         assert asked.observation["user_message"] == NOTHING_TO_ADD
         done = await env.step({"type": "message", "content": "I set it to urgent."})
         assert done.observation["turn"] == 1
+
+
+async def test_episodes_without_a_trial_number_take_the_next_one_and_records_never_collide(
+    url, records
+) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(3):
+        async with GenericEnvClient(base_url=url) as env:
+            await env.reset(task_id="t-escalate")
+            await env.step({"type": "finish"})
+    assert sorted(r.trial for r in read_records(records)) == [0, 1, 2]
+    # a server started again on the same folder goes on after the recorded trials
+    for again in serve(build_app([ticket_task()], records_dir=records)):
+        async with GenericEnvClient(base_url=again) as env:
+            await env.reset(task_id="t-escalate")
+            await env.step({"type": "finish"})
+    assert sorted(r.trial for r in read_records(records)) == [0, 1, 2, 3]
+
+
+def test_metadata_lists_the_tasks_and_http_step_and_mcp_say_what_is_supported(url) -> None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    from coworkenv.integrations.openenv_server import MCP_HERE, NO_EPISODE
+
+    metadata = httpx.get(f"{url}/metadata").json()
+    assert metadata["name"] == "coworkenv"
+    assert metadata["description"] == "1 coworkenv task(s); reset(task_id=...) with one of: t-escalate"
+    assert (
+        "| t-escalate | Escalate a ticket, then react to a customer comment | tickets | 2 |"
+        in metadata["readme_content"]
+    )
+    step = httpx.post(f"{url}/step", json={"action": {"type": "finish"}}).json()
+    assert (step["done"], step["reward"], step["observation"]["error"]) == (True, None, NO_EPISODE)
+    mcp = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}})
+    assert mcp.json() == {"jsonrpc": "2.0", "id": 7, "error": {"code": -32601, "message": MCP_HERE}}
+
+
+async def test_without_the_sandbox_the_server_refuses_to_start_and_unjudged_episodes_get_no_reward(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    from coworkenv.rollout import NotReady
+    from coworkenv.task import load_task
+    from coworkenv.verifiers import sandbox
+
+    task = load_task(Path("tasks/examples/calendar-book-1on1.json"))
+    monkeypatch.setenv(sandbox.SWITCH, "off")
+    with pytest.raises(NotReady, match=r"^Python checks cannot run here"):
+        build_app([task])
+    monkeypatch.delenv(sandbox.SWITCH)
+    app = build_app([task], records_dir=tmp_path)  # it starts; then the sandbox goes away
+    monkeypatch.setenv(sandbox.SWITCH, "off")
+    for served in serve(app):
+        async with GenericEnvClient(base_url=served) as env:
+            await env.reset(task_id=task.id)
+            end = await env.step({"type": "finish"})
+    assert (end.done, end.reward, end.observation["rewards"]) == (True, None, {})
+    assert "could not run: python check unavailable" in end.observation["error"]
+    [record] = read_records(tmp_path)
+    assert (record.status, record.verdict) == ("error", None)

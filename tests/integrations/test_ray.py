@@ -10,8 +10,11 @@ ray = pytest.importorskip("ray", reason="the Ray backend needs the [ray] extra")
 from click.testing import CliRunner  # noqa: E402
 
 from coworkenv.cli import cli  # noqa: E402
-from coworkenv.rollout import OraclePolicy, read_records  # noqa: E402
-from coworkenv.rollout.episodes.batch import run_batch  # noqa: E402
+from coworkenv.rollout import (  # noqa: E402
+    OraclePolicy,
+    read_records,
+    run_batch,
+)
 from coworkenv.task import dump_task  # noqa: E402
 from tests.rollout.test_runner import ticket_task  # noqa: E402
 
@@ -33,20 +36,14 @@ def test_episodes_run_on_actors_and_each_record_is_appended_once_and_resumes(
     local_ray, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     tasks = [ticket_task(), ticket_task(id="t-other")]
-    state = anyio.run(
-        lambda: run_batch(
-            tasks, OraclePolicy, trials=3, out_dir=tmp_path, concurrency=2, seed=5, backend="ray"
-        )
-    )
+    state = run_batch(tasks, OraclePolicy, trials=3, out_dir=tmp_path, concurrency=2, seed=5, backend="ray")
     assert (state.done, state.successes, state.errors) == (6, 6, 0)
     records = read_records(tmp_path)
     assert sorted((r.task_id, r.trial, r.seed) for r in records) == [
         (task_id, trial, 5) for task_id in ("t-escalate", "t-other") for trial in range(3)
     ]
     assert {r.verdict.score for r in records if r.verdict} == {1.0}
-    again = anyio.run(
-        lambda: run_batch(tasks, OraclePolicy, trials=4, out_dir=tmp_path, concurrency=2, backend="ray")
-    )
+    again = run_batch(tasks, OraclePolicy, trials=4, out_dir=tmp_path, concurrency=2, backend="ray")
     assert (again.skipped, again.done) == (6, 2)
     assert sorted(r.trial for r in read_records(tmp_path) if r.task_id == "t-other") == [0, 1, 2, 3]
 
@@ -72,6 +69,68 @@ def test_the_cli_runs_a_rollout_on_ray(local_ray, tmp_path: Path) -> None:  # ty
     assert result.exit_code == 0, result.output
     assert "2 episode(s) run" in result.output
     assert sorted(r.trial for r in read_records(tmp_path / "out")) == [0, 1]
+
+
+def test_concurrency_above_the_cpus_is_capped_with_a_warning_and_finishes_every_episode(
+    local_ray, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    task_file = tmp_path / "task.json"
+    task_file.write_text(dump_task(ticket_task()))
+    args = ["rollout", str(task_file), "--agent", "oracle", "--trials", "20", "--backend", "ray"]
+    with pytest.warns(
+        RuntimeWarning, match=r"^the Ray cluster has 2 CPU\(s\): running 2 actor\(s\) at once, not 16"
+    ):
+        result = CliRunner().invoke(cli, [*args, "--concurrency", "16", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "20 episode(s) run" in result.output
+    assert sorted(r.trial for r in read_records(tmp_path / "out")) == list(range(20))
+
+
+def test_records_stream_to_the_driver_as_they_finish(local_ray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    seen: list[tuple[int, int]] = []
+    state = run_batch(
+        [ticket_task()],
+        OraclePolicy,
+        trials=3,
+        out_dir=tmp_path,
+        concurrency=2,
+        backend="ray",
+        progress=lambda state, record: seen.append((state.done, len(read_records(tmp_path)))),
+    )
+    assert state.done == 3
+    assert seen == [(1, 1), (2, 2), (3, 3)]  # each record was on disk when the callback saw it
+
+
+def test_without_the_sandbox_the_batch_refuses_to_start_and_actors_record_errors(
+    local_ray, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    from coworkenv.rollout import NotReady
+    from coworkenv.task import load_task
+    from coworkenv.verifiers import sandbox
+
+    task = load_task(Path("tasks/examples/calendar-book-1on1.json"))
+    monkeypatch.setenv(sandbox.SWITCH, "off")
+    with pytest.raises(NotReady, match=r"^Python checks cannot run here"):
+        run_batch([task], OraclePolicy, trials=1, out_dir=tmp_path, backend="ray")
+    assert read_records(tmp_path) == []
+    # nodes without the sandbox: the driver's check passes, the actors' checks cannot run
+    monkeypatch.delenv(sandbox.SWITCH)
+    ray.shutdown()
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {sandbox.SWITCH: "off"}},
+    )
+    try:
+        state = run_batch([task], OraclePolicy, trials=2, out_dir=tmp_path, concurrency=2, backend="ray")
+    finally:
+        ray.shutdown()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    assert (state.done, state.errors, state.successes) == (2, 2, 0)
+    records = read_records(tmp_path)
+    assert {(r.status, r.verdict) for r in records} == {("error", None)}
+    assert all("python check unavailable" in (r.error or "") for r in records)
 
 
 def test_synthesis_validates_on_actors_writes_each_record_once_and_resumes(local_ray, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

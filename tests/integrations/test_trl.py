@@ -2,17 +2,24 @@
 schemas; multi-turn tasks play through `finish_turn`."""
 
 import inspect
-import json
-import re
+from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trl", reason="the TRL integration needs the [trl] extra (pip install 'coworkenv[trl]')")
+pytest.importorskip("trl", reason="the TRL integration needs the [trl] extra (pip install -e '.[trl]')")
 torch = pytest.importorskip("torch", reason="the TRL integration needs the [trl] extra")
 
 from transformers.utils import get_json_schema  # noqa: E402
 
-from coworkenv.integrations.trl import OVER, build_dataset, dataset_rows, environment_class  # noqa: E402
+from coworkenv.integrations.tiny_model import tiny_model  # noqa: E402
+from coworkenv.integrations.trl import (  # noqa: E402
+    OVER,
+    build_dataset,
+    component_rewards,
+    dataset_rows,
+    environment_class,
+    environment_factories,
+)
 from coworkenv.rollout import read_records  # noqa: E402
 from coworkenv.rollout.agents.tool_schemas import tools_for_services  # noqa: E402
 from tests.rollout.test_runner import ticket_task  # noqa: E402
@@ -69,50 +76,6 @@ def test_a_rollout_played_through_the_methods_scores_the_verdict_and_is_recorded
     assert [(r.policy, r.trial, r.score) for r in records] == [("trl", 0, 1.0), ("trl", 1, 0.0)]
 
 
-def tiny_model_and_tokenizer(texts: list[str]):  # type: ignore[no-untyped-def]
-    """A randomly initialised Qwen2-shaped model and a word-level tokenizer with the Qwen3
-    chat template that TRL ships (so TRL knows how to parse its tool calls)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
-    from trl.chat_template_utils import qwen3_chat_template
-
-    special = [
-        "<|endoftext|>",
-        "<|im_start|>",
-        "<|im_end|>",
-        "<tool_call>",
-        "</tool_call>",
-        "<think>",
-        "</think>",
-    ]
-    words = sorted({w for text in texts for w in re.findall(r"\w+|[^\w\s]+", text)} - set(special))
-    vocab = {token: i for i, token in enumerate(["[UNK]", *special, *words])}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=core,
-        unk_token="[UNK]",
-        pad_token="<|endoftext|>",
-        eos_token="<|im_end|>",
-        additional_special_tokens=special[1:],
-        padding_side="left",
-    )
-    tokenizer.chat_template = qwen3_chat_template
-    torch.manual_seed(0)
-    config = Qwen2Config(
-        vocab_size=len(vocab),
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=16384,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    return Qwen2ForCausalLM(config), tokenizer
-
-
 # TRL and transformers warn about their own deprecations and experimental features.
 @pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::UserWarning", "ignore::DeprecationWarning")
 def test_two_grpo_steps_on_cpu_score_every_rollout_from_its_verdict(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -120,12 +83,7 @@ def test_two_grpo_steps_on_cpu_score_every_rollout_from_its_verdict(tmp_path, mo
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     tasks = [ticket_task()]
-    env_class = environment_class(tasks, records_dir=tmp_path / "records")
-    dataset = build_dataset(tasks, repeats=4)
-    env = env_class()
-    schemas = [get_json_schema(getattr(env, n)) for n in tool_names(env_class)]
-    texts = [json.dumps(schemas), *(m["content"] for m in dataset[0]["prompt"])]
-    model, tokenizer = tiny_model_and_tokenizer(texts)
+    model, tokenizer = tiny_model(tasks)
     args = GRPOConfig(
         output_dir=str(tmp_path / "out"),
         per_device_train_batch_size=2,
@@ -138,14 +96,16 @@ def test_two_grpo_steps_on_cpu_score_every_rollout_from_its_verdict(tmp_path, mo
         save_strategy="no",
         use_cpu=True,
         bf16=False,
+        multi_objective_aggregation="normalize_then_sum",
         chat_template_kwargs={"enable_thinking": False},
     )
     trainer = GRPOTrainer(
         model=model,
         processing_class=tokenizer,
         args=args,
-        train_dataset=dataset,
-        environment_factory=env_class,
+        train_dataset=build_dataset(tasks, repeats=4),
+        environment_factory=environment_factories(tasks, records_dir=tmp_path / "records"),
+        reward_funcs=component_rewards(),
     )
     trainer.train()
     assert trainer.state.global_step == 2
@@ -154,13 +114,60 @@ def test_two_grpo_steps_on_cpu_score_every_rollout_from_its_verdict(tmp_path, mo
     assert {(r.task_id, r.policy, r.status) for r in records} == {("t-escalate", "trl", "completed")}
     assert sorted(r.trial for r in records) == [0, 1, 2, 3]
     assert all(r.verdict is not None and r.score == 0.0 for r in records)
-    logged = [h for h in trainer.state.log_history if "rewards/CoworkEnv/mean" in h]
-    assert [h["rewards/CoworkEnv/mean"] for h in logged] == [0.0, 0.0]
+    logged = [h for h in trainer.state.log_history if "rewards/tickets/mean" in h]
+    assert [h["rewards/tickets/mean"] for h in logged] == [0.0, 0.0]
+    # nothing done: no goal met, no turn passed; every guard holds, nothing broken
+    assert [h["rewards/goals/mean"] for h in logged] == [0.0, 0.0]
+    assert [h["rewards/turns/mean"] for h in logged] == [0.0, 0.0]
+    assert [h["rewards/safety/mean"] for h in logged] == [1.0, 1.0]
+
+
+def test_each_set_of_services_gets_a_class_and_prompts_carry_only_their_tools() -> None:
+    from coworkenv.task import load_task
+
+    calendar = load_task(Path("tasks/examples/calendar-book-1on1.json"))
+    factories = environment_factories([ticket_task(), calendar])
+    assert list(factories) == ["calendar+directory", "tickets"]
+    for name, env_class in factories.items():
+        mcp = [t["function"]["name"] for t in tools_for_services(name.split("+"))]
+        assert set(tool_names(env_class)) - {"finish_turn", "ask_user"} == set(mcp)
+    rows = dataset_rows([ticket_task(), calendar])
+    assert [(r["task_id"], r["environment"]) for r in rows] == [
+        ("t-escalate", "tickets"),
+        ("calendar-book-1on1", "calendar+directory"),
+    ]
+
+
+def test_without_the_sandbox_trl_refuses_to_start_and_unjudged_rollouts_get_no_reward(
+    tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from coworkenv.rollout import NotReady
+    from coworkenv.task import load_task
+    from coworkenv.verifiers import sandbox
+
+    task = load_task(Path("tasks/examples/calendar-book-1on1.json"))
+    monkeypatch.setenv(sandbox.SWITCH, "off")
+    with pytest.raises(NotReady, match=r"^Python checks cannot run here"):
+        environment_factories([task])
+    with pytest.raises(NotReady, match=r"^Python checks cannot run here"):
+        environment_class([task])
+    monkeypatch.delenv(sandbox.SWITCH)
+    env = environment_factories([task], records_dir=tmp_path)["calendar+directory"]()
+    monkeypatch.setenv(sandbox.SWITCH, "off")  # the sandbox goes away after start-up
+    env.reset(**dataset_rows([task])[0])
+    assert (env.get_reward(), env._reward_components()) == (None, None)
+    assert [fn(environments=[env]) for fn in component_rewards()] == [[None]] * 5
+    [record] = read_records(tmp_path)
+    assert (record.status, record.verdict) == ("error", None)
+    env.reset(task_id="nope")
+    assert env.get_reward() is None
+    assert (
+        env.calendar_get_event(event_id=1)
+        == "no task 'nope' in this environment; its tasks: calendar-book-1on1"
+    )
 
 
 def test_a_clarification_turn_gets_an_ask_user_tool_that_answers_within_the_turn() -> None:
-    from pathlib import Path
-
     from coworkenv.task import load_task
 
     task = load_task(Path("tasks/examples/clarification-which-ticket.json"))

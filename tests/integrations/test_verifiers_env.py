@@ -100,7 +100,7 @@ async def run_rollout(env: CoworkEnv, llm: ScriptedLLM) -> Any:
     """One rollout of the environment's first task, as `vf eval` runs it."""
     ctx = vf.ModelContext(
         model="scripted",
-        client=vf.EvalClientConfig(base_url=llm.base_url.removesuffix("/v1"), api_key_var="SCRIPTED_KEY"),
+        client=vf.EvalClientConfig(base_url=llm.base_url, api_key_var="SCRIPTED_KEY"),
     )
     (task,) = list(env.taskset)
     async with env.serving():
@@ -129,12 +129,10 @@ async def test_a_rollout_plays_both_turns_through_the_tools_and_scores_the_verdi
         "raw_score": 1.0,
         "safety": 1.0,
         "collateral": 0.0,
-        "check/urgent": 1.0,
-        "check/moved": 1.0,
-        "check/comment-kept": 1.0,
-        "check/urgent@end": 1.0,
-        "turn/0": 1.0,
-        "turn/1": 1.0,
+        "goals": 1.0,
+        "guards": 1.0,
+        "turns": 1.0,
+        "no_collateral": 1.0,
     }
     # the model was offered the episode's tools with their exact schemas, and turn 2's user
     # message came after turn 1's reply
@@ -176,8 +174,7 @@ async def test_an_agent_that_does_nothing_scores_zero_and_each_rollout_gets_a_fr
     env = load_environment([task_file], records_dir=tmp_path / "records")
     first = await run_rollout(env, llm)
     second = await run_rollout(env, llm)  # the script is spent: the agent only answers
-    assert first.traces[0].metrics["turn/0"] == 1.0
-    assert first.traces[0].metrics["turn/1"] == 0.0
+    assert first.traces[0].metrics["turns"] == 0.5
     (trace,) = second.traces
     assert trace.rewards == {"score": vf.Reward(score=0.0)}
     assert trace.metrics == {
@@ -186,12 +183,10 @@ async def test_an_agent_that_does_nothing_scores_zero_and_each_rollout_gets_a_fr
         "raw_score": 0.0,
         "safety": 1.0,
         "collateral": 0.0,
-        "check/urgent": 0.0,
-        "check/moved": 0.0,
-        "check/comment-kept": 1.0,
-        "check/urgent@end": 0.0,
-        "turn/0": 0.0,
-        "turn/1": 0.0,
+        "goals": 0.0,
+        "guards": 0.5,
+        "turns": 0.0,
+        "no_collateral": 1.0,
     }
     records = read_records(tmp_path / "records")
     agent_calls = [[c.tool for c in r.tool_calls if c.actor == "agent"] for r in records]
@@ -211,6 +206,31 @@ async def test_a_broken_model_endpoint_is_an_error_record_not_a_score(
     (record,) = read_records(tmp_path / "records")
     assert (record.status, record.verdict) == ("error", None)
     assert record.error == 'ProviderError: upstream 400: {"error": {"message": "bad request"}}'
+
+
+async def test_without_the_sandbox_the_environment_refuses_to_load_and_unjudged_rollouts_get_no_reward(
+    llm: StreamingLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coworkenv.rollout import NotReady
+    from coworkenv.verifiers import sandbox
+
+    monkeypatch.setenv("SCRIPTED_KEY", "sk-test")
+    task_file = Path("tasks/examples/calendar-book-1on1.json").resolve()
+    monkeypatch.setenv(sandbox.SWITCH, "off")
+    with pytest.raises(NotReady, match=r"^Python checks cannot run here"):
+        load_environment(task_file)
+    monkeypatch.delenv(sandbox.SWITCH)
+    env = load_environment(task_file, records_dir=tmp_path / "records")
+    monkeypatch.setenv(sandbox.SWITCH, "off")  # the sandbox goes away after start-up
+    llm.script[:] = [{"content": "Booked."}]
+    episode = await run_rollout(env, llm)
+    (trace,) = episode.traces
+    assert not episode.ok
+    assert trace.rewards == {"verdict_score": None}
+    assert trace.reward == 0.0 and trace.has_error
+    assert "the episode could not be judged: check '" in " ".join(e.message for e in trace.errors)
+    (record,) = read_records(tmp_path / "records")
+    assert (record.status, record.verdict) == ("error", None)
 
 
 def test_verifiers_finds_the_taskset_and_environment_by_id(task_file: Path) -> None:
@@ -242,3 +262,38 @@ def test_a_fresh_process_loads_the_environment_by_the_id_coworkenv(task_file: Pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "CoworkEnv ['t-escalate']"
+
+
+def test_the_docs_snippet_runs_as_written(llm: StreamingLLM, tmp_path: Path) -> None:
+    """docs/integrations.md's verifiers snippet, as a script, against the scripted model (its
+    URL, ending in /v1 as vLLM's does, in MODEL_BASE_URL): three example tasks, each judged."""
+    import re
+    import subprocess
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "integrations.md").read_text()
+    (code,) = [
+        c
+        for c in re.findall(r"^```python\n(.*?)^```", doc, flags=re.M | re.S)
+        if "load_environment(seed=0" in c
+    ]
+    script = tmp_path / "snippet.py"
+    script.write_text(code)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MODEL_BASE_URL": llm.base_url,
+        "OPENAI_API_KEY": "sk-test",
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3
+    records = read_records(tmp_path / "out" / "vf")
+    for line, record in zip(lines, records, strict=True):
+        assert line.startswith(f"{record.task_id} {{'score': Reward(score={record.score}, weight=1.0)}} "), (
+            line
+        )
+        assert line.endswith(" []"), line  # no errors: each rollout was judged
+    assert {r.status for r in records} == {"completed"}
