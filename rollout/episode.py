@@ -84,6 +84,7 @@ __all__ = [
     "TurnStart",
     "apply_event",
     "asks_question",
+    "run_sync",
     "system_prompt",
     "turn_prefix_key",
     "user_zone",
@@ -835,6 +836,12 @@ def _leaf(exc: BaseException) -> BaseException:
 
 _portal: BlockingPortal | None = None
 _portal_lock = threading.Lock()
+
+
+def run_sync(fn: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine function on the background event loop of the episodes' sync methods and
+    wait for it: for adapters whose sync API is their async one (`TextEpisode.step`)."""
+    return _run(fn)
 
 
 def _run(fn: Callable[[], Awaitable[T]]) -> T:
