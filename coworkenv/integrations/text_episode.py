@@ -35,9 +35,15 @@ from coworkenv.rollout.episode import Episode, EpisodeError, run_sync
 
 from .tool_text import ParsedText, parse_tool_calls, system_with_tools
 
-__all__ = ["Step", "TextEpisode"]
+__all__ = ["Step", "TextEpisode", "UnscoredEpisode"]
 
 Message = dict[str, str]
+
+
+class UnscoredEpisode(RuntimeError):
+    """An episode ended without a verdict (its checks could not run, or it failed), in a
+    trainer that cannot leave one trajectory out of a batch (verl, SkyRL): no reward is
+    made up for it."""
 
 
 @dataclass

@@ -39,7 +39,9 @@ def test_the_tools_block_is_what_the_chat_template_renders_for_tools() -> None:
     start = Episode(ticket_task()).reset()
     user = {"role": "user", "content": start.user_message}
     with_tools = qwen3([{"role": "system", "content": start.system_prompt}, user], tools=start.openai_tools)
-    written = qwen3([{"role": "system", "content": system_with_tools(start.system_prompt, start.openai_tools)}, user])
+    written = qwen3(
+        [{"role": "system", "content": system_with_tools(start.system_prompt, start.openai_tools)}, user]
+    )
     assert written == with_tools
     assert render_tools(start.openai_tools).count('\n{"type": "function"') == len(start.openai_tools) == 8
 
@@ -57,14 +59,18 @@ def test_calls_are_written_as_the_template_renders_an_assistant_message_and_read
     assert rendered == f"<|im_start|>assistant\n{text}<|im_end|>\n"
     assert parse_tool_calls(text) == ParsedText(content="", calls=[LOOK, MOVE])
     accented = ToolCall("mail_send", {"body": "Merci, Zoë"})
-    assert "Zoë" in render_tool_calls([accented]) and parse_tool_calls(render_tool_calls([accented])).calls == [accented]
+    assert "Zoë" in render_tool_calls([accented]) and parse_tool_calls(
+        render_tool_calls([accented])
+    ).calls == [accented]
 
 
 def test_reading_keeps_the_answer_and_drops_reasoning_and_calls_written_while_thinking() -> None:
     text = "<think>Maybe <tool_call>{}</tool_call>?</think>\nLet me look.\n" + render_tool_calls([LOOK])
     assert parse_tool_calls(text) == ParsedText(content="Let me look.", calls=[LOOK])
     # the prompt opened <think> itself: the completion starts inside the reasoning
-    assert parse_tool_calls("I should answer.</think>\n\nIt is urgent now.") == ParsedText("It is urgent now.", [])
+    assert parse_tool_calls("I should answer.</think>\n\nIt is urgent now.") == ParsedText(
+        "It is urgent now.", []
+    )
     assert parse_tool_calls("No tools needed.") == ParsedText("No tools needed.", [])
 
 
@@ -73,11 +79,28 @@ def test_reading_keeps_the_answer_and_drops_reasoning_and_calls_written_while_th
     [
         ('{"name": "tickets_get_ticket", "arguments": "{\\"ticket_id\\": 1}"}', LOOK),
         ('{"name": "tickets_list_queues"}', ToolCall("tickets_list_queues", {})),
-        ('{"name": "tickets_get_ticket", "arguments": {"ticket_id": 1}', ToolCall("", error="the tool call is not valid JSON (Expecting ',' delimiter at character 62)")),
+        (
+            '{"name": "tickets_get_ticket", "arguments": {"ticket_id": 1}',
+            ToolCall("", error="the tool call is not valid JSON (Expecting ',' delimiter at character 62)"),
+        ),
         ('{"arguments": {}}', ToolCall("", error='a tool call needs a JSON object with a "name" string')),
-        ('["tickets_get_ticket"]', ToolCall("", error='a tool call needs a JSON object with a "name" string')),
-        ('{"name": "tickets_get_ticket", "arguments": [1]}', ToolCall("tickets_get_ticket", error='the "arguments" of tickets_get_ticket must be a JSON object')),
-        ('{"name": "tickets_get_ticket", "arguments": "{1"}', ToolCall("tickets_get_ticket", error="the arguments of tickets_get_ticket are not valid JSON (Expecting property name enclosed in double quotes)")),
+        (
+            '["tickets_get_ticket"]',
+            ToolCall("", error='a tool call needs a JSON object with a "name" string'),
+        ),
+        (
+            '{"name": "tickets_get_ticket", "arguments": [1]}',
+            ToolCall(
+                "tickets_get_ticket", error='the "arguments" of tickets_get_ticket must be a JSON object'
+            ),
+        ),
+        (
+            '{"name": "tickets_get_ticket", "arguments": "{1"}',
+            ToolCall(
+                "tickets_get_ticket",
+                error="the arguments of tickets_get_ticket are not valid JSON (Expecting property name enclosed in double quotes)",
+            ),
+        ),
     ],
 )
 def test_each_call_block_is_read_or_says_what_is_wrong_with_it(body: str, call: ToolCall) -> None:
@@ -125,7 +148,9 @@ def test_a_two_turn_task_is_played_from_text_step_by_step_and_scored_at_the_end(
 def test_an_unreadable_call_is_answered_with_an_error_and_runs_nothing() -> None:
     text_episode = TextEpisode(Episode(ticket_task()))
     text_episode.reset()
-    step = text_episode.step('<tool_call>\n{"name": "tickets_get_ticket", "arguments": {"ticket_id": 1}\n</tool_call>')
+    step = text_episode.step(
+        '<tool_call>\n{"name": "tickets_get_ticket", "arguments": {"ticket_id": 1}\n</tool_call>'
+    )
     assert step.observation == [
         {
             "role": "tool",

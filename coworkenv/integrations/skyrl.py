@@ -1,0 +1,119 @@
+"""SkyRL: coworkenv tasks as a skyrl-gym text environment (`BaseTextEnv`).
+
+    from coworkenv.integrations.skyrl import dataset_rows, register_env
+
+    register_env()  # in each process that makes environments (SkyRL's generator workers)
+    rows = dataset_rows(tasks)  # {"prompt", "env_class": "coworkenv", "task_id"} per task
+
+SkyRL's generator makes one environment per trajectory with `skyrl_gym.make("coworkenv",
+env_config=..., extras=row)`: `env_config` (`environment.skyrl_gym.coworkenv` in SkyRL's
+config) names the tasks (`tasks`: files or folders) and may set `seed` and `records_dir`;
+the row's `task_id` picks the task. Each environment plays one `coworkenv.Episode` on a
+fresh fork of the task's seed, from the model's text (`TextEpisode`): `init` gives the
+prompt (the task's system prompt with its tools in Hermes form, and the first user
+message), each `step(text)` runs the text's `<tool_call>` blocks, or takes it as the answer
+to the user and moves to the next turn after its events. The last step's reward is the
+verdict's score (0.0 before); its metadata and `get_metrics()` hold the named rewards.
+SkyRL's `max_turns` (in the extras) bounds the steps: past it the episode is judged as it
+stands. With `records_dir`, each episode's record is appended there when it ends.
+
+An episode that has no verdict (its checks could not run) raises `UnscoredEpisode` at its
+last step: SkyRL has no way to leave one trajectory out of its group's statistics, and a
+made-up 0.0 would be learned from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from skyrl_gym import register, registry
+from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
+
+from coworkenv.rollout.episode import Episode
+from coworkenv.rollout.records_io import append_record
+from coworkenv.rollout.seeding import SeedCache
+from coworkenv.task import Task
+
+from .task_sets import task_set
+from .text_episode import TextEpisode, UnscoredEpisode
+
+__all__ = ["ENV_ID", "CoworkTextEnv", "dataset_rows", "register_env"]
+
+ENV_ID = "coworkenv"
+POLICY_NAME = "skyrl"
+
+
+def register_env(env_id: str = ENV_ID) -> None:
+    """Register the environment with skyrl-gym under `env_id` (once; again does nothing)."""
+    if env_id not in registry:
+        register(id=env_id, entry_point=f"{__name__}:CoworkTextEnv")
+
+
+def dataset_rows(tasks: Iterable[Task], *, env_id: str = ENV_ID) -> list[dict[str, Any]]:
+    """One SkyRL prompt-dataset row per task: the prompt the environment starts from, the
+    environment class and the task id (what `extras` passes back to the environment)."""
+    cache = SeedCache()
+    rows = []
+    for task in tasks:
+        text_episode = TextEpisode(Episode(task, cache=cache))
+        prompt = text_episode.reset()
+        text_episode.episode.close()
+        rows.append({"prompt": prompt, "env_class": env_id, "task_id": task.id})
+    return rows
+
+
+class CoworkTextEnv(BaseTextEnv):
+    """One coworkenv episode as a skyrl-gym text environment. See the module docstring."""
+
+    def __init__(self, env_config: Mapping[str, Any] | None = None, extras: Mapping[str, Any] | None = None):
+        super().__init__()
+        config = dict(env_config or {})
+        extras = dict(extras or {})
+        if "tasks" not in config:
+            raise ValueError("the coworkenv environment needs `tasks` (files or folders) in its env_config")
+        tasks = task_set(config["tasks"])
+        task = tasks.task(extras.get("task_id"))
+        max_steps = int(extras["max_turns"]) if extras.get("max_turns") else None
+        self.max_turns = max_steps or 0
+        self.records_dir = config.get("records_dir")
+        episode = Episode(
+            task,
+            trial=tasks.next_trial(task.id),
+            seed=int(config.get("seed", 0)),
+            cache=tasks.cache,
+            policy=POLICY_NAME,
+        )
+        self.text_episode = TextEpisode(episode, max_steps=max_steps)
+        self.metrics: dict[str, Any] = {}
+
+    def init(self, prompt: ConversationType) -> tuple[ConversationType, dict[str, Any]]:
+        """Start the episode; the prompt is the episode's own (`dataset_rows` gives the same)."""
+        messages = self.text_episode.reset()
+        return messages, {"task_id": self.text_episode.episode.task.id}
+
+    def step(self, action: str) -> BaseTextEnvStepOutput:
+        """Play the model's reply: its tool calls, or its answer to the user."""
+        self.turns += 1
+        step = self.text_episode.step(action)
+        if not step.done:
+            return BaseTextEnvStepOutput(observations=step.observation, reward=0.0, done=False, metadata={})
+        episode = self.text_episode.episode
+        record = episode.record()
+        if self.records_dir is not None:
+            append_record(self.records_dir, record)
+        if step.reward is None:
+            raise UnscoredEpisode(f"episode of {episode.task.id} has no verdict: {record.error}")
+        self.metrics = dict(step.info["rewards"])
+        metadata = {"rewards": step.info["rewards"], "status": step.info["status"]}
+        return BaseTextEnvStepOutput(
+            observations=step.observation, reward=step.reward, done=True, metadata=metadata
+        )
+
+    def get_metrics(self) -> dict[str, Any]:
+        """The verdict's named rewards once the episode is over (score, success, ...)."""
+        return dict(self.metrics)
+
+    def close(self) -> None:
+        """The episode's workspace goes back to the seed cache, for the next episode."""
+        self.text_episode.episode.close()
