@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from coworkenv.rollout.episode import Episode, EpisodeError, run_sync
+from coworkenv.rollout.episode import Episode, EpisodeError, Start, run_sync
 
 from .tool_text import ParsedText, parse_tool_calls, system_with_tools
 
@@ -61,24 +61,29 @@ class Step:
 class TextEpisode:
     """An episode played from model text. See the module docstring."""
 
-    def __init__(self, episode: Episode, *, max_steps: int | None = None) -> None:
+    def __init__(self, episode: Episode, *, max_steps: int | None = None, tools_in_prompt: bool = True) -> None:
         if max_steps is not None and max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, not {max_steps}")
         self.episode = episode
         self.max_steps = max_steps
+        self.tools_in_prompt = tools_in_prompt
+        self.start: Start | None = None
+        """What `reset` started from (its `openai_tools` for a chat template's `tools`)."""
         self.steps = 0
         self.messages: list[Message] = []
         """The conversation as the model saw it: the prompt, its replies and the observations."""
 
     async def areset(self) -> list[Message]:
         """Start the episode: the prompt, a system message with the task's tools in it and
-        the first user message."""
-        start = await self.episode.areset()
+        the first user message. With `tools_in_prompt` False the system message is the
+        task's system prompt alone, for a trainer that renders `start.openai_tools` with
+        the model's own chat template."""
+        start = self.start = await self.episode.areset()
         self.steps = 0
-        self.messages = [
-            {"role": "system", "content": system_with_tools(start.system_prompt, start.openai_tools)},
-            {"role": "user", "content": start.user_message},
-        ]
+        system = start.system_prompt
+        if self.tools_in_prompt:
+            system = system_with_tools(start.system_prompt, start.openai_tools)
+        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": start.user_message}]
         return list(self.messages)
 
     async def astep(self, action: str | ParsedText) -> Step:
