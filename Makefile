@@ -52,7 +52,7 @@ pytest: $(STAMP) sandbox-tools
 # (openai>=3) cannot share: its test runs in a venv of its own.
 VF_VENV := build/venv-verifiers
 integrations: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents,verl,skyrl]"
 	$(BIN)/pytest tests/integrations
 	$(MAKE) --no-print-directory integrations-verifiers
 

@@ -61,7 +61,9 @@ class Step:
 class TextEpisode:
     """An episode played from model text. See the module docstring."""
 
-    def __init__(self, episode: Episode, *, max_steps: int | None = None, tools_in_prompt: bool = True) -> None:
+    def __init__(
+        self, episode: Episode, *, max_steps: int | None = None, tools_in_prompt: bool = True
+    ) -> None:
         if max_steps is not None and max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, not {max_steps}")
         self.episode = episode
@@ -83,7 +85,10 @@ class TextEpisode:
         system = start.system_prompt
         if self.tools_in_prompt:
             system = system_with_tools(start.system_prompt, start.openai_tools)
-        self.messages = [{"role": "system", "content": system}, {"role": "user", "content": start.user_message}]
+        self.messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": start.user_message},
+        ]
         return list(self.messages)
 
     async def astep(self, action: str | ParsedText) -> Step:
