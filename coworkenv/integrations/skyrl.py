@@ -3,13 +3,14 @@
     from coworkenv.integrations.skyrl import dataset_rows, register_env
 
     register_env()  # in each process that makes environments (SkyRL's generator workers)
-    rows = dataset_rows(tasks)  # {"prompt", "env_class": "coworkenv", "task_id"} per task
+    rows = dataset_rows(["tasks/examples"], records_dir="out/skyrl")  # SkyRL's prompt dataset
 
 SkyRL's generator makes one environment per trajectory with `skyrl_gym.make("coworkenv",
-env_config=..., extras=row)`: `env_config` (`environment.skyrl_gym.coworkenv` in SkyRL's
-config) names the tasks (`tasks`: files or folders) and may set `seed` and `records_dir`;
-the row's `task_id` picks the task. Each environment plays one `coworkenv.Episode` on a
-fresh fork of the task's seed, from the model's text (`TextEpisode`): `init` gives the
+env_config=..., extras=row)`. A row of `dataset_rows` holds the prompt, `env_class`, the
+`task_id` and, under `coworkenv`, where the environment loads its tasks from (`tasks`) and
+the `seed` and `records_dir` of its episodes (SkyRL's typed config has no place for them;
+keys of the same names in `env_config` win). Each environment plays one `coworkenv.Episode`
+on a fresh fork of the task's seed, from the model's text (`TextEpisode`): `init` gives the
 prompt (the task's system prompt with its tools in Hermes form, and the first user
 message), each `step(text)` runs the text's `<tool_call>` blocks, or takes it as the answer
 to the user and moves to the next turn after its events. The last step's reward is the
@@ -25,6 +26,7 @@ made-up 0.0 would be learned from.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from skyrl_gym import register, registry
@@ -32,8 +34,6 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, Con
 
 from coworkenv.rollout.episode import Episode
 from coworkenv.rollout.records_io import append_record
-from coworkenv.rollout.seeding import SeedCache
-from coworkenv.task import Task
 
 from .task_sets import task_set
 from .text_episode import TextEpisode, UnscoredEpisode
@@ -50,16 +50,30 @@ def register_env(env_id: str = ENV_ID) -> None:
         register(id=env_id, entry_point=f"{__name__}:CoworkTextEnv")
 
 
-def dataset_rows(tasks: Iterable[Task], *, env_id: str = ENV_ID) -> list[dict[str, Any]]:
-    """One SkyRL prompt-dataset row per task: the prompt the environment starts from, the
-    environment class and the task id (what `extras` passes back to the environment)."""
-    cache = SeedCache()
+def dataset_rows(
+    paths: str | Path | Iterable[str | Path],
+    *,
+    seed: int = 0,
+    records_dir: str | Path | None = None,
+    env_id: str = ENV_ID,
+) -> list[dict[str, Any]]:
+    """One SkyRL prompt-dataset row per task of these task files and folders: the prompt
+    the environment starts from, the environment class, the task id and the settings the
+    environment reads (`coworkenv`: the task paths, `seed`, `records_dir`, made absolute)."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    settings = {
+        "tasks": [str(Path(p).resolve()) for p in paths],
+        "seed": seed,
+        "records_dir": None if records_dir is None else str(Path(records_dir).resolve()),
+    }
+    tasks = task_set(settings["tasks"])
     rows = []
-    for task in tasks:
-        text_episode = TextEpisode(Episode(task, cache=cache))
+    for task in tasks.tasks.values():
+        text_episode = TextEpisode(Episode(task, cache=tasks.cache))
         prompt = text_episode.reset()
         text_episode.episode.close()
-        rows.append({"prompt": prompt, "env_class": env_id, "task_id": task.id})
+        rows.append({"prompt": prompt, "env_class": env_id, "task_id": task.id, "coworkenv": settings})
     return rows
 
 
@@ -68,10 +82,16 @@ class CoworkTextEnv(BaseTextEnv):
 
     def __init__(self, env_config: Mapping[str, Any] | None = None, extras: Mapping[str, Any] | None = None):
         super().__init__()
-        config = dict(env_config or {})
         extras = dict(extras or {})
-        if "tasks" not in config:
-            raise ValueError("the coworkenv environment needs `tasks` (files or folders) in its env_config")
+        config = {
+            **(extras.get("coworkenv") or {}),
+            **{k: v for k, v in dict(env_config or {}).items() if v is not None},
+        }
+        if not config.get("tasks"):
+            raise ValueError(
+                "the coworkenv environment needs `tasks` (files or folders): in the row's `coworkenv` "
+                "(dataset_rows puts them there) or in its env_config"
+            )
         tasks = task_set(config["tasks"])
         task = tasks.task(extras.get("task_id"))
         max_steps = int(extras["max_turns"]) if extras.get("max_turns") else None

@@ -35,13 +35,13 @@ def task_folder(tmp_path: Path) -> Path:
 
 
 def make_env(task_folder: Path, records: Path | None = None, **extras: Any) -> Any:
-    """As SkyRL's generator makes one: the env_config from its config, the row as extras."""
+    """As SkyRL's generator makes one: its env_config (SkyRL's typed config has no entry for
+    coworkenv: empty), the dataset row as extras."""
     register_env()
-    config = omegaconf.OmegaConf.create(
-        {"tasks": [str(task_folder)], "records_dir": records and str(records)}
-    )
-    (row,) = dataset_rows([ticket_task()])
-    return skyrl_gym.make(row["env_class"], env_config=config, extras={**row, **extras}), row
+    (row,) = dataset_rows([task_folder], records_dir=records)
+    return skyrl_gym.make(
+        row["env_class"], env_config=omegaconf.OmegaConf.create({}), extras={**row, **extras}
+    ), row
 
 
 def play(
@@ -136,10 +136,14 @@ def test_an_episode_without_a_verdict_raises_instead_of_rewarding(task_folder: P
 def test_bad_configuration_is_refused_with_what_to_fix(task_folder: Path) -> None:
     register_env()
     register_env()  # registering again does nothing
-    with pytest.raises(ValueError, match="needs `tasks` \\(files or folders\\) in its env_config"):
+    with pytest.raises(ValueError, match="needs `tasks` \\(files or folders\\): in the row's `coworkenv`"):
         skyrl_gym.make(ENV_ID, env_config={}, extras={"task_id": "t-escalate"})
     with pytest.raises(KeyError, match="no task 'nope' in this task set; its tasks: t-escalate"):
         skyrl_gym.make(ENV_ID, env_config={"tasks": [str(task_folder)]}, extras={"task_id": "nope"})
+    (row,) = dataset_rows(task_folder, seed=7)
+    assert row["coworkenv"] == {"tasks": [str(task_folder.resolve())], "seed": 7, "records_dir": None}
+    seeded = skyrl_gym.make(ENV_ID, env_config={"seed": 8}, extras=row)  # env_config wins
+    assert seeded.text_episode.episode.seed == 8
     unreadable = render_tool_calls([ToolCall("tickets_get_ticket", {"ticket_id": 1})]).replace("}}", "}")
     env, row = make_env(task_folder, max_turns=10)
     _, outputs = play(env, row["prompt"], [unreadable])
