@@ -37,4 +37,6 @@ def test_a_scripted_error_is_an_http_error_for_a_streamed_request_too() -> None:
     with ScriptedLLM([{"status": 503, "error": "overloaded"}]) as llm:
         client = OpenAI(base_url=llm.base_url, api_key="x", max_retries=0)
         with pytest.raises(openai.InternalServerError, match="overloaded"):
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "Hi"}], stream=True)
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "Hi"}], stream=True
+            )
