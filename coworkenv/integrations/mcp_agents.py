@@ -87,7 +87,7 @@ def load_agent(spec: str) -> McpAgent:
         raise ValueError(f"the module {module_name!r} has no {attribute!r}")
     if not inspect.iscoroutinefunction(agent):
         raise ValueError(f"the agent {spec} must be an async function: async def {attribute}(conversation)")
-    return agent  # type: ignore[no-any-return]
+    return agent
 
 
 async def run_agent_episode(

@@ -62,7 +62,7 @@ def dataset_rows(
     environment reads (`coworkenv`: the task paths, `seed`, `records_dir`, made absolute)."""
     if isinstance(paths, str | Path):
         paths = [paths]
-    settings = {
+    settings: dict[str, Any] = {
         "tasks": [str(Path(p).resolve()) for p in paths],
         "seed": seed,
         "records_dir": None if records_dir is None else str(Path(records_dir).resolve()),

@@ -180,7 +180,8 @@ class CoworkAgentLoop(AgentLoopBase):
         """The reply's tool calls, read by verl's parser for the chat template, and its
         answer to the user (the text without special tokens, reasoning and calls)."""
         _, found = await self.tool_parser.extract_tool_calls(reply_ids, None)
-        text = self.tokenizer.decode(reply_ids, skip_special_tokens=True)
+        tokenizer: Any = self.tokenizer  # a transformers tokenizer (verl types it loosely)
+        text = tokenizer.decode(reply_ids, skip_special_tokens=True)
         return ParsedText(content=parse_tool_calls(text).content, calls=[_tool_call(c) for c in found])
 
     async def _finish(
