@@ -1171,7 +1171,16 @@ def walkthrough(seed: int) -> None:
 @click.option(
     "--concurrency", type=click.IntRange(1), default=4, show_default=True, help="Episodes run at once."
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed recorded on each episode.")
+@click.option(
+    "--fault-rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Probability of an injected tool error per call (robustness runs).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the faults, recorded on each episode."
+)
 @click.option("--name", help="Policy name in the records (default: mcp:MODULE:FUNCTION).")
 @click.option(
     "--out",
@@ -1185,6 +1194,7 @@ def rollout_mcp(
     agent_spec: str,
     trials: int,
     concurrency: int,
+    fault_rate: float,
     seed: int,
     name: str | None,
     out_dir: Path,
@@ -1197,6 +1207,7 @@ def rollout_mcp(
     Exit status 1 when every episode run ended in an error.
     """
     from coworkenv.integrations.mcp_agents import load_agent, run_agent_batch
+    from coworkenv.servers.faults import FaultPlan
 
     tasks = _load_tasks(paths)
     if str(Path.cwd()) not in sys.path:
@@ -1221,6 +1232,7 @@ def rollout_mcp(
             name=name,
             concurrency=concurrency,
             seed=seed,
+            faults=FaultPlan(rate=fault_rate, seed=seed) if fault_rate > 0 else None,
             progress=show,
         )
     )

@@ -39,6 +39,7 @@ from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.records_io import append_record, repair
 from coworkenv.rollout.runner import EPISODE_TIMEOUT_SECONDS
 from coworkenv.rollout.seeding import SeedCache
+from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Task
 
 from .episode_server import serve_episode
@@ -98,9 +99,11 @@ async def run_agent_episode(
     trial: int = 0,
     seed: int = 0,
     cache: SeedCache | None = None,
+    faults: FaultPlan | None = None,
 ) -> EpisodeRecord:
-    """Play one episode of the task with the agent over MCP and return its judged record."""
-    episode = Episode(task, trial=trial, seed=seed, cache=cache, policy=policy)
+    """Play one episode of the task with the agent over MCP and return its judged record.
+    With `faults`, its tool calls meet seeded injected errors (see `servers.faults`)."""
+    episode = Episode(task, trial=trial, seed=seed, cache=cache, faults=faults, policy=policy)
     start = await episode.areset()
     try:
         with anyio.fail_after(EPISODE_TIMEOUT_SECONDS):
@@ -134,12 +137,14 @@ async def run_agent_batch(
     name: str | None = None,
     concurrency: int = 4,
     seed: int = 0,
+    faults: FaultPlan | None = None,
     progress: Progress | None = None,
 ) -> BatchState:
     """Run every pending (task, trial) episode with the agent, at most `concurrency` at a
     time, appending each record to `out_dir/records.jsonl` as it finishes. `name` is the
     policy in the records (default: `mcp:<module>:<function>`); resuming skips the (task,
-    trial) pairs that already have a record of that policy, except errors."""
+    trial) pairs that already have a record of that policy, except errors. `faults` as in
+    `run_agent_episode`."""
     policy = name or f"mcp:{agent.__module__}:{agent.__qualname__}"
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -151,7 +156,9 @@ async def run_agent_batch(
 
     async def one(task: Task, trial: int) -> None:
         async with limiter:
-            record = await run_agent_episode(task, agent, policy=policy, trial=trial, seed=seed, cache=cache)
+            record = await run_agent_episode(
+                task, agent, policy=policy, trial=trial, seed=seed, cache=cache, faults=faults
+            )
         append_record(out, record)
         state.done += 1
         state.successes += record.success

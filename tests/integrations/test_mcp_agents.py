@@ -17,6 +17,7 @@ from coworkenv.integrations.episode_server import OVER
 from coworkenv.integrations.mcp_agents import Conversation, load_agent, run_agent_batch, run_agent_episode
 from coworkenv.rollout import read_records
 from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.servers.faults import INJECTED_PREFIX, FaultPlan
 from coworkenv.task import dump_task
 from tests.integrations.test_text_episode import TURN_2
 from tests.rollout.test_runner import ticket_task
@@ -113,6 +114,28 @@ async def test_the_batch_records_every_episode_and_resumes_only_the_errors(tmp_p
     ]
 
 
+async def test_injected_faults_reach_the_agent_as_error_results_and_the_record() -> None:
+    seen: list[Any] = []
+
+    async def one_call(conversation: Conversation) -> None:
+        async with Client(conversation.mcp_url) as client:
+            seen.append(await client.call_tool("tickets_get_ticket", {"ticket_id": 1}))
+
+    plan = FaultPlan(rate=1.0, kinds={"transient": 1.0}, seed=3)
+    record = await run_agent_episode(ticket_task(), one_call, policy="mcp:test", faults=plan)
+    assert seen[0].is_error and seen[0].content[0].text == (
+        f"Error executing tool tickets_get_ticket: {INJECTED_PREFIX} transient error: the tickets service "
+        "did not answer in time. Nothing was changed; call get_ticket again."
+    )
+    assert [(e.tool, e.error) for e in record.tool_calls] == [
+        (
+            "get_ticket",
+            f"{INJECTED_PREFIX} transient error: the tickets service did not answer in time. "
+            "Nothing was changed; call get_ticket again.",
+        )
+    ]
+
+
 def test_agents_are_named_module_function_and_must_be_async() -> None:
     assert load_agent(f"{__name__}:mcp_client_agent") is mcp_client_agent
     for spec, message in [
@@ -160,6 +183,12 @@ def test_rollout_mcp_runs_a_users_agent_module_and_report_reads_the_records(
     }
     report = runner.invoke(cli, ["report", "out", "--json"])
     assert report.exit_code == 0 and '"mcp:my_cli_agents:triage"' in report.output
+    faulty = runner.invoke(
+        cli,
+        ["rollout-mcp", "tasks", "--agent", "my_cli_agents:triage", "--fault-rate", "1", "--out", "faulty"],
+    )
+    assert faulty.exit_code == 0 and "[1/1] t-escalate trial 0: completed, score 0.00" in faulty.output
+    assert all(e.error for r in read_records(tmp_path / "faulty") for e in r.tool_calls if e.actor == "agent")
     wrong = runner.invoke(cli, ["rollout-mcp", "tasks", "--agent", "my_cli_agents", "--out", "out"])
     assert wrong.exit_code == 2
     assert "Invalid value for --agent: an agent is named as module:function" in wrong.output
