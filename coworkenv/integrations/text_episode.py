@@ -106,7 +106,7 @@ class TextEpisode:
         if parsed.calls:
             for call in parsed.calls:
                 if call.error is not None:
-                    text = f"Error: {call.error}. Write each call as <tool_call>{{JSON}}</tool_call>."
+                    text = f"Error: {call.error}; nothing was run."
                 else:
                     text = (await episode.acall(call.name, call.arguments)).text
                 observation.append({"role": "tool", "content": text})

@@ -178,11 +178,13 @@ class CoworkAgentLoop(AgentLoopBase):
 
     async def _parse(self, reply_ids: list[int]) -> ParsedText:
         """The reply's tool calls, read by verl's parser for the chat template, and its
-        answer to the user (the text without special tokens, reasoning and calls)."""
+        answer to the user (the text without special tokens, reasoning and calls). verl's
+        parsers drop a call they cannot read: a Hermes block that none of them read is
+        still a call, whose error the model is told, not an answer to the user."""
         _, found = await self.tool_parser.extract_tool_calls(reply_ids, None)
         tokenizer: Any = self.tokenizer  # a transformers tokenizer (verl types it loosely)
-        text = tokenizer.decode(reply_ids, skip_special_tokens=True)
-        return ParsedText(content=parse_tool_calls(text).content, calls=[_tool_call(c) for c in found])
+        own = parse_tool_calls(tokenizer.decode(reply_ids, skip_special_tokens=True))
+        return ParsedText(content=own.content, calls=[_tool_call(c) for c in found] or own.calls)
 
     async def _finish(
         self,

@@ -154,8 +154,8 @@ def test_an_unreadable_call_is_answered_with_an_error_and_runs_nothing() -> None
     assert step.observation == [
         {
             "role": "tool",
-            "content": "Error: the tool call is not valid JSON (Expecting ',' delimiter at character 62). "
-            "Write each call as <tool_call>{JSON}</tool_call>.",
+            "content": "Error: the tool call is not valid JSON (Expecting ',' delimiter at character 62); "
+            "nothing was run.",
         }
     ]
     unknown = text_episode.step(render_tool_calls([ToolCall("tickets_delete_everything", {})]))

@@ -46,7 +46,11 @@ SCRIPTS = {
         render_tool_calls([LOOK, MOVE]),
         "It was reopened: moved to Engineering.",
     ],
-    "Make the login ticket urgent.": [render_tool_calls([HIGH]), "Done."],
+    "Make the login ticket urgent.": [
+        '<tool_call>\n{"name": "tickets_update_ticket", "arguments": {"ticket_id": 1\n</tool_call>',
+        render_tool_calls([HIGH]),
+        "Done.",
+    ],
 }
 
 
@@ -152,6 +156,7 @@ def test_verl_plays_a_two_turn_and_a_one_turn_task_and_scores_each_verdict(tmp_p
     assert output.non_tensor_batch["score"].tolist() == [1.0, 0.0]
     assert output.meta_info["reward_extra_keys"] == ["score", "success", "raw_score", "safety", "collateral"]
     assert output.non_tensor_batch["turn_scores"].tolist() == [[1.0, 1.0], [0.0]]
+    assert output.non_tensor_batch["__num_turns__"].tolist() == [10, 7]
     tokenizer = server.tokenizer
     # trained on: every reply and nothing else (tool results, the next user turn: masked)
     for i, replies in enumerate(SCRIPTS.values()):
@@ -162,7 +167,10 @@ def test_verl_plays_a_two_turn_and_a_one_turn_task_and_scores_each_verdict(tmp_p
     assert f"<|im_start|>user\n{TURN_2}<|im_end|>" in first and first.count("<tool_response>") == 3
     # the model saw only the tickets tools, as the chat template renders them
     assert server.prompts[0].count('{"type": "function", "function": {"name": "tickets_') == 8
-    assert len(server.prompts) == 6  # one request per reply
+    assert len(server.prompts) == 7  # one request per reply
+    # verl's parser drops the unreadable call: the model is told, and nothing runs
+    (told,) = [p for p in server.prompts if p.count("<|im_start|>assistant") == 2 and "ticket urgent." in p]
+    assert "<tool_response>\nError: the tool call is not valid JSON (Expecting ',' delimiter" in told
     records = sorted(read_records(tmp_path / "records"), key=lambda r: r.task_id)
     assert [(r.task_id, r.policy, r.status, r.success) for r in records] == [
         ("t-escalate", "verl", "completed", True),
