@@ -12,7 +12,7 @@ it, then the first user message), then, for each thing the model writes, `step(t
   turn's events are applied and the observation is its user message; after the last turn
   the episode is over.
 
-`step` returns `Step(observation, reward, done, info)`: the reward is 0.0 until the end,
+`step` returns `Step(observation, reward, done, info)`, a tuple as gym's: the reward is 0.0 until the end,
 then the verdict's score, with the named rewards (`Episode.rewards()`) and the status in
 `info`. An episode with no verdict (its checks could not run) ends with reward None.
 With `max_steps`, the episode ends after that many steps, judged as it stands (the turns
@@ -28,8 +28,7 @@ never reached count as failed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from coworkenv.rollout.episode import Episode, EpisodeError, Start, run_sync
 
@@ -46,16 +45,16 @@ class UnscoredEpisode(RuntimeError):
     made up for it."""
 
 
-@dataclass
-class Step:
-    """What one step returns, as in gym: the messages that follow the model's reply, the
-    reward (0.0 until `done`, then the verdict's score; None for an episode with no
-    verdict), whether the episode is over, and `info` (at the end: `rewards`, `status`)."""
+class Step(NamedTuple):
+    """What one step returns, as in gym (`observation, reward, done, info = game.step(text)`):
+    the messages that follow the model's reply, the reward (0.0 until `done`, then the
+    verdict's score; None for an episode with no verdict), whether the episode is over, and
+    `info` (at the end: `rewards`, `status`, `steps`)."""
 
     observation: list[Message]
     reward: float | None
     done: bool
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any]
 
 
 class TextEpisode:
@@ -117,7 +116,7 @@ class TextEpisode:
                 observation.append({"role": "user", "content": following})
         self.messages += observation
         if not episode.done and (self.max_steps is None or self.steps < self.max_steps):
-            return Step(observation=observation, reward=0.0, done=False)
+            return Step(observation=observation, reward=0.0, done=False, info={})
         verdict = await episode.averdict()
         status = episode.status
         if status == "completed" and episode.session.truncated:

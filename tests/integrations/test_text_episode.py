@@ -120,7 +120,10 @@ def test_a_two_turn_task_is_played_from_text_step_by_step_and_scored_at_the_end(
     first = text_episode.step("I will raise it.\n" + render_tool_calls([URGENT]))
     assert (first.reward, first.done, len(first.observation)) == (0.0, False, 1)
     assert first.observation[0]["role"] == "tool" and '"priority":"urgent"' in first.observation[0]["content"]
-    assert text_episode.step("It is urgent now.") == Step([{"role": "user", "content": TURN_2}], 0.0, False)
+    observation, reward, done, info = text_episode.step("It is urgent now.")  # unpacked as in gym
+    assert Step(observation, reward, done, info) == Step(
+        [{"role": "user", "content": TURN_2}], 0.0, False, {}
+    )
     both = text_episode.step(render_tool_calls([LOOK, MOVE]))
     assert [m["role"] for m in both.observation] == ["tool", "tool"]
     assert '"status":"open","priority":"urgent"' in both.observation[0]["content"]  # reopened between turns
