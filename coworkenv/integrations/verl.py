@@ -144,12 +144,13 @@ class CoworkAgentLoop(AgentLoopBase):
         mask: list[int] = []
         logprobs: list[float] = []
         request_id = uuid4().hex
-        replies = 0
+        if self.tool_parser.stop_token_ids:  # formats whose models go on after a call (Gemma 4, Kimi)
+            stops = {*(sampling_params.get("stop_token_ids") or []), *self.tool_parser.stop_token_ids}
+            sampling_params = {**sampling_params, "stop_token_ids": sorted(stops)}
         while True:
             output = await self.server_manager.generate(
                 request_id=request_id, prompt_ids=token_ids, sampling_params=sampling_params
             )
-            replies += 1
             merged, mask, merged_logprobs = await self.ct_merge_assistant_token(
                 token_ids,
                 output.token_ids,
@@ -174,7 +175,7 @@ class CoworkAgentLoop(AgentLoopBase):
             if len(observed_mask) >= self.response_length:
                 break
             token_ids, mask, logprobs = merged.token_ids, observed_mask, observed_logprobs or []
-        return await self._finish(text_episode, token_ids, mask, logprobs, replies)
+        return await self._finish(text_episode, token_ids, mask, logprobs)
 
     async def _parse(self, reply_ids: list[int]) -> ParsedText:
         """The reply's tool calls, read by verl's parser for the chat template, and its
@@ -192,7 +193,6 @@ class CoworkAgentLoop(AgentLoopBase):
         token_ids: list[int],
         mask: list[int],
         logprobs: list[float],
-        replies: int,
     ) -> AgentLoopOutput:
         episode = text_episode.episode
         verdict = await episode.averdict()
