@@ -140,6 +140,8 @@ PRELUDES = {
 }
 #: Modules whose snippets train or load a model: they would need a download, so they never run here.
 NEEDS_A_MODEL = {"trl", "transformers"}
+#: Our adapters that import their trainer library: a snippet importing one needs its extra.
+ADAPTERS = {"coworkenv.integrations.verl": "verl", "coworkenv.integrations.skyrl": "skyrl_gym"}
 
 
 def python_blocks(path: Path) -> list[str]:
@@ -155,7 +157,7 @@ def missing_modules(code: str) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(ADAPTERS.get(node.module, node.module).split(".")[0])
     return {n for n in names if n in NEEDS_A_MODEL or importlib.util.find_spec(n) is None}
 
 
