@@ -24,7 +24,7 @@ import mcp_types
 import uvicorn
 from mcp.server import MCPServer
 
-from coworkenv.rollout.episode import Episode
+from coworkenv.rollout.episodes.episode import Episode
 
 __all__ = ["OVER", "EpisodeServer", "serve_episode"]
 

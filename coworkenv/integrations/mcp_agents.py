@@ -33,12 +33,11 @@ from pathlib import Path
 
 import anyio
 
-from coworkenv.rollout.batch import BatchState, Progress, pending_episodes
-from coworkenv.rollout.episode import Episode
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.records_io import append_record, repair
-from coworkenv.rollout.runner import EPISODE_TIMEOUT_SECONDS
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.episodes.batch import BatchState, Progress, pending_episodes
+from coworkenv.rollout.episodes.episode import EPISODE_TIMEOUT_SECONDS, Episode
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.records_io import append_record, repair
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Task
 

@@ -32,8 +32,8 @@ from typing import Any
 from skyrl_gym import register, registry
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput, ConversationType
 
-from coworkenv.rollout.episode import Episode
-from coworkenv.rollout.records_io import append_record
+from coworkenv.rollout.episodes.episode import Episode
+from coworkenv.rollout.episodes.records_io import append_record
 
 from .task_sets import task_set
 from .text_episode import TextEpisode, UnscoredEpisode

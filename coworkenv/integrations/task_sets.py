@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.task import Task, load_task, task_files
 
 __all__ = ["TaskSet", "task_set"]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from coworkenv.rollout.episode import Episode, EpisodeError, Start, run_sync
+from coworkenv.rollout.episodes.episode import Episode, EpisodeError, Start, run_sync
 
 from .tool_text import ParsedText, parse_tool_calls, system_with_tools
 

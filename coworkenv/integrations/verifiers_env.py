@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import Field
 
-from coworkenv.rollout.episode import Episode
-from coworkenv.rollout.records_io import append_record
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.episodes.episode import Episode
+from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Limits, Task, load_task, task_files
 

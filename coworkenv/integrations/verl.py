@@ -42,9 +42,9 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
 from verl.experimental.agent_loop.tool_parser import FunctionCall, ToolParser
 
-from coworkenv.rollout.episode import Episode
-from coworkenv.rollout.records_io import append_record
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.episodes.episode import Episode
+from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.task import Task
 
 from .task_sets import task_set

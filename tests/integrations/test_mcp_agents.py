@@ -16,7 +16,7 @@ from coworkenv.cli import cli
 from coworkenv.integrations.episode_server import OVER
 from coworkenv.integrations.mcp_agents import Conversation, load_agent, run_agent_batch, run_agent_episode
 from coworkenv.rollout import read_records
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.servers.faults import INJECTED_PREFIX, FaultPlan
 from coworkenv.task import dump_task
 from tests.integrations.test_text_episode import TURN_2

@@ -7,7 +7,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 
 CALL = {"name": "tickets_get_ticket", "arguments": {"ticket_id": 1}}
 
