@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations integrations-verifiers test-lowest
+.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations integrations-verifiers integrations-verl test-lowest
 
 # Python checks run under bubblewrap (docs/sandbox.md); without it they fail closed.
 sandbox-tools:
@@ -45,17 +45,27 @@ pytest: $(STAMP) sandbox-tools
 # their tests with the real libraries. Without the extras those tests skip, saying why.
 # verifiers pins mcp==2.0.0 and openai<3, which the [agents] extra's OpenAI Agents SDK
 # (openai>=3) cannot share: its test runs in a venv of its own.
+# verl 0.9 pins transformers<5.11, older than what the [trl] extra's GRPOTrainer uses for
+# tools (5.13, or jmespath): verl's tests run in a venv of their own too.
 VF_VENV := build/venv-verifiers
+VERL_VENV := build/venv-verl
 integrations: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents,skyrl]"
 	$(BIN)/pytest tests/integrations
 	$(MAKE) --no-print-directory integrations-verifiers
+	$(MAKE) --no-print-directory integrations-verl
 
 integrations-verifiers: | sandbox-tools
 	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
 	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VF_VENV)/bin/python -m pip install --quiet -e ".[dev,verifiers]"
 	$(VF_VENV)/bin/pytest tests/integrations/test_verifiers_env.py
+
+integrations-verl: | sandbox-tools
+	test -x $(VERL_VENV)/bin/python || $(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VERL_VENV)/bin/python -m pip install --quiet -e ".[dev,verl]"
+	$(VERL_VENV)/bin/pytest tests/integrations/test_verl.py tests/integrations/test_integration_docs.py -k "verl or guide"
 
 # Both ends of the base dependencies' ranges: `make test` runs on the newest releases they
 # admit, this on the oldest (each lower bound in pyproject.toml, read by

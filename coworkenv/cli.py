@@ -1183,6 +1183,94 @@ def walkthrough(seed: int) -> None:
     anyio.run(scripted_session, seed)
 
 
+@cli.command("rollout-mcp")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--agent",
+    "agent_spec",
+    required=True,
+    metavar="MODULE:FUNCTION",
+    help="The agent: an async function of a Conversation, imported from the current folder or the installed packages.",
+)
+@click.option("--trials", type=click.IntRange(1), default=1, show_default=True, help="Episodes per task.")
+@click.option(
+    "--concurrency", type=click.IntRange(1), default=4, show_default=True, help="Episodes run at once."
+)
+@click.option(
+    "--fault-rate",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Probability of an injected tool error per call (robustness runs).",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the faults, recorded on each episode."
+)
+@click.option("--name", help="Policy name in the records (default: mcp:MODULE:FUNCTION).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for records.jsonl; an existing one is resumed.",
+)
+def rollout_mcp(
+    paths: tuple[Path, ...],
+    agent_spec: str,
+    trials: int,
+    concurrency: int,
+    fault_rate: float,
+    seed: int,
+    name: str | None,
+    out_dir: Path,
+) -> None:
+    """Run episodes of an MCP agent (OpenAI Agents SDK, pydantic-ai, any MCP client) on tasks.
+
+    Each episode serves a fresh workspace's tools over streamable HTTP on 127.0.0.1 and calls
+    the agent with its Conversation (docs/integrations.md); records are appended to
+    OUT/records.jsonl as they finish, judged as `rollout` judges them, and a rerun resumes.
+    Exit status 1 when every episode run ended in an error.
+    """
+    from coworkenv.integrations.mcp_agents import load_agent, run_agent_batch
+    from coworkenv.servers.faults import FaultPlan
+
+    tasks = _load_tasks(paths)
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # as `python -m` would: the user's own module
+    try:
+        agent = load_agent(agent_spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--agent") from exc
+
+    def show(state: Any, record: Any) -> None:
+        score = "no verdict" if record.verdict is None else f"score {record.verdict.score:.2f}"
+        click.echo(
+            f"[{state.done}/{state.total}] {record.task_id} trial {record.trial}: {record.status}, {score}"
+        )
+
+    state = anyio.run(
+        lambda: run_agent_batch(
+            tasks,
+            agent,
+            trials=trials,
+            out_dir=out_dir,
+            name=name,
+            concurrency=concurrency,
+            seed=seed,
+            faults=FaultPlan(rate=fault_rate, seed=seed) if fault_rate > 0 else None,
+            progress=show,
+        )
+    )
+    click.echo(
+        f"{state.done} episode(s) run, {state.skipped} already done; success rate {state.pass_rate:.3f}, "
+        f"{state.errors} error(s); records in {out_dir / 'records.jsonl'}"
+    )
+    if state.all_errors:
+        first = next(r.error for r in state.records if r.status == "error")
+        click.echo(f"error: every episode ended in an error, e.g.: {first}", err=True)
+        sys.exit(1)
+
+
 def main() -> None:
     """Entry point: runs the CLI and turns library errors into one-line messages."""
     try:

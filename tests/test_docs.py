@@ -142,6 +142,8 @@ PRELUDES = {
 }
 #: Modules whose snippets train or load a model: they would need a download, so they never run here.
 NEEDS_A_MODEL = {"trl", "transformers"}
+#: Our adapters that import their trainer library: a snippet importing one needs its extra.
+ADAPTERS = {"coworkenv.integrations.verl": "verl", "coworkenv.integrations.skyrl": "skyrl_gym"}
 
 
 def python_blocks(path: Path) -> list[str]:
@@ -157,7 +159,7 @@ def missing_modules(code: str) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(ADAPTERS.get(node.module, node.module).split(".")[0])
     return {n for n in names if n in NEEDS_A_MODEL or importlib.util.find_spec(n) is None}
 
 
@@ -183,6 +185,9 @@ def oracle_rollout(folder: Path) -> None:
 def test_every_python_snippet_runs_as_a_script(doc: Path, tmp_path: Path) -> None:
     if doc.name == "exports.md":
         oracle_rollout(tmp_path / "out" / "teacher")
+    if doc.name == "integrations.md":  # its snippets start from the example tasks, as a checkout has them
+        (tmp_path / "tasks").mkdir()
+        (tmp_path / "tasks" / "examples").symlink_to(ROOT / "tasks" / "examples")
     ran, skipped = 0, []
     for i, code in enumerate(python_blocks(doc)):
         missing = missing_modules(code)

@@ -26,27 +26,24 @@ the taskset `coworkenv`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
-import socket
 import sys
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import mcp_types
-import uvicorn
-from mcp.server import MCPServer
 from pydantic import Field
 
-from coworkenv.rollout.episodes.episode import Episode, Start
+from coworkenv.rollout.episodes.episode import Episode
 from coworkenv.rollout.episodes.preflight import check_ready
 from coworkenv.rollout.episodes.records_io import append_record
 from coworkenv.rollout.episodes.rewards import reward_components
 from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Limits, Task, example_tasks_dir, load_task, task_files
+
+from .episode_server import serve_episode
 
 
 def import_verifiers() -> Any:
@@ -225,7 +222,7 @@ class CoworkEnv(vf.Env[CoworkEnvConfig]):
             policy=POLICY_NAME,
         )
         start = await episode.areset()
-        async with _serve_episode(episode, start) as url:
+        async with serve_episode(episode) as url:
             played = CoworkTask(
                 task.data.model_copy(update={"prompt": None, "system_prompt": start.system_prompt}),
                 task.config.model_copy(update={"mcp_url": url}),
@@ -254,55 +251,6 @@ async def _play(episode: Episode, chat: Any, message: str) -> None:
         if segment.last_reply:
             episode.reply(segment.last_reply)
         following = await episode.anext_turn()
-
-
-class _EpisodeServer(MCPServer[Any]):
-    """An MCP server whose tools are the episode's: listed with their exact schemas, each
-    call made through `Episode.acall`."""
-
-    def __init__(self, episode: Episode, start: Start) -> None:
-        super().__init__(name="coworkenv", log_level="WARNING")
-        self.episode = episode
-        self._tools = [mcp_types.Tool.model_validate(t) for t in start.tools]
-
-    async def list_tools(self) -> list[mcp_types.Tool]:
-        return self._tools
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if self.episode.done:
-            text = "The conversation is over: there is nothing left to do."
-            return mcp_types.CallToolResult(
-                content=[mcp_types.TextContent(type="text", text=text)], is_error=True
-            )
-        outcome = await self.episode.acall(name, arguments)
-        return mcp_types.CallToolResult(
-            content=[mcp_types.TextContent(type="text", text=outcome.text)],
-            structured_content=outcome.structured if isinstance(outcome.structured, dict) else None,
-            is_error=outcome.is_error,
-        )
-
-
-@contextlib.asynccontextmanager
-async def _serve_episode(episode: Episode, start: Start) -> AsyncIterator[str]:
-    """Serve the episode's tools over streamable HTTP on 127.0.0.1 while the rollout runs."""
-    server = _EpisodeServer(episode, start)
-    app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(web.serve(sockets=[sock]))
-    try:
-        while not web.started:
-            if serving.done():
-                serving.result()  # raises what stopped it
-                raise RuntimeError("the episode's MCP endpoint stopped before it started")
-            await asyncio.sleep(0.01)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        web.should_exit = True
-        await serving
-        sock.close()
 
 
 def _load(paths: Iterable[str]) -> list[Task]:

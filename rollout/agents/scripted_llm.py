@@ -1,7 +1,10 @@
 """A small OpenAI-compatible Chat Completions server that answers from a script.
 
-For tests and offline demos: the real `openai` client talks to it over real HTTP on
-127.0.0.1. Each request takes the next entry of the script:
+For tests and offline demos (yours too: docs/integrations.md shows it driving an agent SDK):
+the real `openai` client, or any agent built on one, talks to it over real HTTP on
+127.0.0.1. A request with `"stream": true` is answered with server-sent events, one chunk
+with the whole reply then the finish reason and usage, as OpenAI streams. Each request
+takes the next entry of the script:
 - an assistant reply: `{"content": "...", "tool_calls": [{"name": "mail_reply", "arguments": {...}}]}`
   (`arguments` may be a dict, sent as JSON, or a raw string, sent as is, e.g. malformed JSON);
   with an optional `"finish_reason"` (e.g. `"length"` for an answer cut off at max_tokens);
@@ -93,7 +96,20 @@ class ScriptedLLM:
                 if "status" in entry:
                     self._send(int(entry["status"]), {"error": {"message": entry.get("error", "error")}})
                     return
-                self._send(200, completion(entry, request.get("model") or llm.model, len(llm.requests)))
+                body = completion(entry, request.get("model") or llm.model, len(llm.requests))
+                if request.get("stream"):
+                    self._stream(body)
+                else:
+                    self._send(200, body)
+
+            def _stream(self, body: dict[str, Any]) -> None:
+                data = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in chunks(body))
+                data += b"data: [DONE]\n\n"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _send(self, status: int, body: dict[str, Any]) -> None:
                 data = json.dumps(body).encode()
@@ -138,3 +154,18 @@ def completion(entry: dict[str, Any], model: str, n: int) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
+
+
+def chunks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Chat Completions response body as the stream of chunks that OpenAI sends for it:
+    the reply (content and tool calls) in one delta, the finish reason, then the usage."""
+    choice = body["choices"][0]
+    delta: dict[str, Any] = {"role": "assistant", "content": choice["message"]["content"]}
+    if choice["message"].get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])]
+    head = {k: body[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    return [
+        head | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        head | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        head | {"choices": [], "usage": body["usage"]},
+    ]

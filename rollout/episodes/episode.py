@@ -98,6 +98,7 @@ __all__ = [
     "play",
     "play_turns",
     "reference_footprint",
+    "run_sync",
     "system_prompt",
     "turn_prefix_key",
     "user_zone",
@@ -985,6 +986,12 @@ async def reference_footprint(task: Task, cache: SeedCache) -> Footprint:
 
 _portal: BlockingPortal | None = None
 _portal_lock = threading.Lock()
+
+
+def run_sync(fn: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine function on the background event loop of the episodes' sync methods and
+    wait for it: for adapters whose sync API is their async one (`TextEpisode.step`)."""
+    return _run(fn)
 
 
 def _run(fn: Callable[[], Awaitable[T]]) -> T:

@@ -3,11 +3,9 @@ model is a local OpenAI-compatible server answering from a script (streamed, as 
 harness asks). The harness reaches the episode's tools over MCP; the environment plays the
 user's turns; the reward and metrics are the episode's verdict."""
 
-import json
 import os
 import sys
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ except ImportError as exc:  # the [verifiers] extra is not installed
     pytest.skip(f"the verifiers integration needs the [verifiers] extra: {exc}", allow_module_level=True)
 
 from coworkenv.rollout import Episode, read_records
-from coworkenv.rollout.agents.scripted_llm import Entry, ScriptedLLM, completion
+from coworkenv.rollout.agents.scripted_llm import Entry, ScriptedLLM
 from coworkenv.task import dump_task
 from tests.rollout.test_runner import ticket_task
 
@@ -28,47 +26,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::U
 
 URGENT = {"name": "tickets_update_ticket", "arguments": {"ticket_id": 1, "priority": "urgent"}}
 TO_ENGINEERING = {"name": "tickets_update_ticket", "arguments": {"ticket_id": 1, "queue": "Engineering"}}
-
-
-class StreamingLLM(ScriptedLLM):
-    """`ScriptedLLM` that also answers `stream: true` requests with server-sent events."""
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        llm = self
-        base = super()._handler()
-
-        class Handler(base):  # type: ignore[valid-type,misc]
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                request = json.loads(self.rfile.read(length) or b"{}")
-                if not request.get("stream"):
-                    raise AssertionError("the harness asks for streamed completions")
-                entry = llm._next(request)
-                if "status" in entry:
-                    self._send(int(entry["status"]), {"error": {"message": entry.get("error", "error")}})
-                    return
-                body = completion(entry, request.get("model") or llm.model, len(llm.requests))
-                choice = body["choices"][0]
-                delta: dict[str, Any] = {"role": "assistant", "content": choice["message"]["content"]}
-                if choice["message"].get("tool_calls"):
-                    delta["tool_calls"] = [
-                        {"index": i, **call} for i, call in enumerate(choice["message"]["tool_calls"])
-                    ]
-                chunk = {k: body[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-                events = [
-                    chunk | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                    chunk
-                    | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
-                    chunk | {"choices": [], "usage": body["usage"]},
-                ]
-                data = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events) + b"data: [DONE]\n\n"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
 
 
 @pytest.fixture(autouse=True)
@@ -91,8 +48,8 @@ def llm_script() -> list[Entry]:
 
 
 @pytest.fixture
-def llm(llm_script: list[Entry]) -> Iterator[StreamingLLM]:
-    with StreamingLLM(llm_script) as server:
+def llm(llm_script: list[Entry]) -> Iterator[ScriptedLLM]:
+    with ScriptedLLM(llm_script) as server:
         yield server
 
 
@@ -108,7 +65,7 @@ async def run_rollout(env: CoworkEnv, llm: ScriptedLLM) -> Any:
 
 
 async def test_a_rollout_plays_both_turns_through_the_tools_and_scores_the_verdict(
-    task_file: Path, llm: StreamingLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    task_file: Path, llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCRIPTED_KEY", "sk-test")
     llm.script[:] = [
@@ -120,6 +77,7 @@ async def test_a_rollout_plays_both_turns_through_the_tools_and_scores_the_verdi
     env = load_environment(task_file.parent, records_dir=tmp_path / "records")
     episode = await run_rollout(env, llm)
     assert episode.ok, [(t.errors, t.stop_condition) for t in episode.traces]
+    assert [r.get("stream") for r in llm.requests] == [True] * 4  # the harness streams its completions
     (trace,) = episode.traces
     assert trace.rewards == {"score": vf.Reward(score=1.0)}
     assert trace.reward == 1.0
@@ -163,7 +121,7 @@ async def test_a_rollout_plays_both_turns_through_the_tools_and_scores_the_verdi
 
 
 async def test_an_agent_that_does_nothing_scores_zero_and_each_rollout_gets_a_fresh_fork(
-    task_file: Path, llm: StreamingLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    task_file: Path, llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCRIPTED_KEY", "sk-test")
     llm.script[:] = [
@@ -195,7 +153,7 @@ async def test_an_agent_that_does_nothing_scores_zero_and_each_rollout_gets_a_fr
 
 
 async def test_a_broken_model_endpoint_is_an_error_record_not_a_score(
-    task_file: Path, llm: StreamingLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    task_file: Path, llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SCRIPTED_KEY", "sk-test")
     llm.script[:] = [{"status": 400, "error": "bad request"}]
@@ -209,7 +167,7 @@ async def test_a_broken_model_endpoint_is_an_error_record_not_a_score(
 
 
 async def test_without_the_sandbox_the_environment_refuses_to_load_and_unjudged_rollouts_get_no_reward(
-    llm: StreamingLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from coworkenv.rollout import NotReady
     from coworkenv.verifiers import sandbox
@@ -264,7 +222,7 @@ def test_a_fresh_process_loads_the_environment_by_the_id_coworkenv(task_file: Pa
     assert done.stdout.strip() == "CoworkEnv ['t-escalate']"
 
 
-def test_the_docs_snippet_runs_as_written(llm: StreamingLLM, tmp_path: Path) -> None:
+def test_the_docs_snippet_runs_as_written(llm: ScriptedLLM, tmp_path: Path) -> None:
     """docs/integrations.md's verifiers snippet, as a script, against the scripted model (its
     URL, ending in /v1 as vLLM's does, in MODEL_BASE_URL): three example tasks, each judged."""
     import re
