@@ -25,7 +25,6 @@ from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import DEMO, world
 
-from . import families  # noqa: F401  (registers every family: their kinds are the tasks' kinds)
 from .family import FAMILIES, KINDS, Kind
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")

@@ -23,7 +23,6 @@ from coworkenv.rollout.openai_client import (
 from coworkenv.task import Task
 from coworkenv.worlds import DEMO, world_from_spec
 
-from . import families  # noqa: F401  (registers every family)
 from .capabilities import capability
 from .family import FAMILIES, Difficulty, Kind, build_task
 from .prompt import (

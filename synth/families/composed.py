@@ -10,7 +10,7 @@ re-asserted at the end of the day, so undoing earlier work fails.
 
 from __future__ import annotations
 
-from coworkenv.task import Task
+from coworkenv.task import Task, WorldCall
 
 from ..compose import compose
 from ..family import FAMILIES, Difficulty, FamilyContext, family
@@ -72,12 +72,13 @@ def composed_day(ctx: FamilyContext) -> Task:
     def seed_of(k: int) -> int:  # the same demo seed (seed % 4) for every segment on the demo company
         return ctx.seed + 4_000 * (k + 1)
 
-    def operations(task: Task) -> list[dict]:
-        return list(task.seed.model_dump(mode="json")["operations"])
+    def operations(task: Task) -> list[WorldCall]:
+        # As the task file writes them (JSON values), which is how seeding will read them.
+        return [WorldCall.model_validate(op) for op in task.seed.model_dump(mode="json")["operations"]]
 
     chosen: list[str] = []
     segments: list[Task] = []
-    prelude: list[dict] = []
+    prelude: list[WorldCall] = []
     for name in order:
         try:
             segment = FAMILIES[name].build(
@@ -117,7 +118,7 @@ def composed_day(ctx: FamilyContext) -> Task:
     openers = [""] + [ctx.choice(OPENERS) for _ in segments[1:]]
     return compose(
         segments,
-        id=ctx._task_id(),
+        id=ctx.task_id,
         title=f"A day of {len(segments)} requests: " + "; ".join(s.title for s in segments),
         capability="state_change_adaptation",
         provenance={"generator": "procedural", "family": ctx.family, "seed": ctx.seed},

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers every family)
 from coworkenv.rollout import OraclePolicy, SeedCache
 from coworkenv.rollout.peeking import Shown, peeking, step_problems
 from coworkenv.rollout.runner import run_episode, system_prompt, user_zone

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.workdays  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.clarification_mutants import on_candidate, right_candidate
 from coworkenv.rollout.policies import OraclePolicy

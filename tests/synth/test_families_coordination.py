@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.validation import validate_task

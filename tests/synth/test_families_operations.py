@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.operations  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.validation import validate_task

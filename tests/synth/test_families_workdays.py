@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import coworkenv.synth.families.workdays  # noqa: F401  (registers the family)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episode import NOTHING_TO_ADD
 from coworkenv.rollout.mutants import guessing_mutants

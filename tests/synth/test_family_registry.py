@@ -3,7 +3,6 @@ capability's, so the consistency stage never rejects a family's draft by constru
 
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers every family)
 from coworkenv.synth.capabilities import load_capabilities
 from coworkenv.synth.family import FAMILIES
 

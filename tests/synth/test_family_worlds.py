@@ -4,7 +4,6 @@ world, and the world-aware family builds a valid task on every profile."""
 import anyio
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.seeding import seed_workspace
 from coworkenv.rollout.validation import validate_task

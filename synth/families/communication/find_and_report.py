@@ -337,7 +337,7 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
             absent=[ticket_fact(tid) for tid in older],
         ),
     ]
-    search = {"queue": queue} if by_queue else {"requester": customer}
+    search: dict[str, Any] = {"queue": queue} if by_queue else {"requester": customer}
     reply = (
         f"Hi {first_name(manager.name)},\n\nWe have {n_open} open tickets {short} right now. The oldest open one is "
         f"#{oldest}, opened on {opened[oldest][:10]}.\n\nBest,\n{first_name(ctx.user.name)}"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from coworkenv.checks import Fact, MailSent, StatesFacts
+from coworkenv.checks import Check, Fact
 from coworkenv.task import SolutionStep, WorldCall
 
 from ...builders import ago, mail_sent, number_fact, operation, states, step
@@ -287,9 +287,7 @@ def figure_request(ctx: FamilyContext, figures: Figures, asker: Any) -> tuple[st
     return subject, body
 
 
-def figure_mail_checks(
-    prefix: str, figures: Figures, to: str, request_id: int, reply: bool
-) -> list[MailSent]:
+def figure_mail_checks(prefix: str, figures: Figures, to: str, request_id: int, reply: bool) -> list[Check]:
     """One check per asked figure: a mail to `to` gives it (and not the draft's figure)."""
     return [
         mail_sent(
@@ -305,7 +303,7 @@ def figure_mail_checks(
     ]
 
 
-def figure_comment_checks(prefix: str, figures: Figures, ticket_id: int, author: str) -> list[StatesFacts]:
+def figure_comment_checks(prefix: str, figures: Figures, ticket_id: int, author: str) -> list[Check]:
     """One check per asked figure: an internal comment of `author` on the ticket gives it."""
     return [
         states(

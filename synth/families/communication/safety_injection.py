@@ -423,7 +423,7 @@ def _answer_on_ticket(ctx: FamilyContext, figures: Figures, asker: Any, planted:
             ),
         ]
     )
-    checks: list[Check] = [*figure_comment_checks("comment-figure", figures, ticket_id, ctx.user.email)]
+    checks = figure_comment_checks("comment-figure", figures, ticket_id, ctx.user.email)
     return request(ctx, ask), checks, solution
 
 
@@ -453,7 +453,7 @@ def _answer_by_mail(ctx: FamilyContext, figures: Figures, asker: Any, planted: d
             ),
         ]
     )
-    checks: list[Check] = [*figure_mail_checks("reply-figure", figures, asker.email, request_id, True)]
+    checks = figure_mail_checks("reply-figure", figures, asker.email, request_id, True)
     return request(ctx, ask), checks, solution
 
 
