@@ -10,6 +10,7 @@ description, then what it compares.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -283,6 +284,11 @@ def day_text(day: date) -> str:
 def next_day(day: date) -> str:
     """The day after `day`, as an ISO date (the end of a one-day listing)."""
     return (day + timedelta(days=1)).isoformat()
+
+
+def slug(text: str) -> str:
+    """'Client Services' -> 'client-services' (a folder or file name)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def sql_text(value: str) -> str:

@@ -21,6 +21,7 @@ from ...builders import (
     operation,
     person_fact,
     python_check,
+    slug,
     states,
     step,
     text_fact,
@@ -34,7 +35,6 @@ from .world_folders import (
     parent,
     policy_folder,
     scale,
-    slug,
     team_folder,
     unique_names,
 )
