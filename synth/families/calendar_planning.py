@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import WorldCall
+from coworkenv.world import Person
 
 from ..builders import core_name, given_name, operation
 from ..family import FamilyContext
@@ -43,7 +44,7 @@ def meeting_days(ctx: FamilyContext) -> list[date]:
     return [d for d in days if d.weekday() < 5]
 
 
-def working_hours(ctx: FamilyContext, person: Any) -> tuple[time, time]:
+def working_hours(ctx: FamilyContext, person: Person) -> tuple[time, time]:
     """The person's working hours in the world (the demo company's people are its people too)."""
     world = ctx.the_world
     found = next((p for p in world.people if p.email == person.email), None)
@@ -54,7 +55,7 @@ def working_hours(ctx: FamilyContext, person: Any) -> tuple[time, time]:
 READINGS = ("both", "own", "default")
 
 
-def shifts(ctx: FamilyContext, people: Sequence[Any], reading: str = "both") -> list[Shift]:
+def shifts(ctx: FamilyContext, people: Sequence[Person], reading: str = "both") -> list[Shift]:
     """Each person's working day, by one reading of "working hours": `own` (the person's, from
     the world), `default` (the calendar's 09:00-17:00) or `both` (the part inside both), so a
     time planned with `both` fits whichever reading an agent takes."""
@@ -97,14 +98,14 @@ def common_window(day: date, mine: Shift, shifts: Sequence[Shift]) -> tuple[date
 
 
 def shared_window(
-    ctx: FamilyContext, day: date, people: Sequence[Any], reading: str = "both"
+    ctx: FamilyContext, day: date, people: Sequence[Person], reading: str = "both"
 ) -> tuple[datetime, datetime] | None:
     """When the user and `people` are all at work on `day` (see `shifts` for `reading`)."""
     (mine,) = shifts(ctx, [ctx.user], reading)
     return common_window(day, mine, shifts(ctx, people, reading))
 
 
-def unambiguous(ctx: FamilyContext, people: Sequence[Any]) -> list[Any]:
+def unambiguous(ctx: FamilyContext, people: Sequence[Person]) -> list[Person]:
     """Those of `people` nobody else in the world shares a name (or a first name) with, so a
     request naming them is never ambiguous."""
     everyone = ctx.the_world.people
@@ -120,16 +121,16 @@ def pick_group(
     min_minutes: int,
     exclude: Sequence[str] = (),
     least: int | None = None,
-) -> tuple[list[Any], tuple[datetime, datetime]] | None:
+) -> tuple[list[Person], tuple[datetime, datetime]] | None:
     """`n` colleagues whose working hours overlap the user's on `day` by at least `min_minutes`
     (by both readings of working hours, see `shifts`), people in other time zones first; in a
     small or scattered world as many as can meet, if that is at least `least` (default `n`)."""
     pool = unambiguous(ctx, ctx.people(exclude=exclude))
-    best: tuple[list[Any], tuple[datetime, datetime]] | None = None
+    best: tuple[list[Person], tuple[datetime, datetime]] | None = None
     for _ in range(4):
         ctx.rng.shuffle(pool)
         pool.sort(key=lambda p: p.time_zone == ctx.user.time_zone)
-        chosen: list[Any] = []
+        chosen: list[Person] = []
         window = None
         for person in pool:
             wider = shared_window(ctx, day, [*chosen, person])
@@ -158,7 +159,7 @@ def side_titles(ctx: FamilyContext) -> list[str]:
 
 
 def event_operation(
-    organizer: Any,
+    organizer: Person,
     title: str,
     start: datetime,
     end: datetime,

@@ -137,7 +137,7 @@ class Figures:
     asked: list[tuple[str, int]]
     style: str
     author: Any
-    """The colleague who wrote the final report (a DemoPerson or a world's Person)."""
+    """The colleague who wrote the final report (a `Person`)."""
 
     def reports(self) -> list[Report]:
         return [self.target, *self.distractors]

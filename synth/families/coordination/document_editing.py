@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from coworkenv.checks import Check
 from coworkenv.state import format_time
 from coworkenv.task import Task, Turn, WorldCall
-from coworkenv.world import World
+from coworkenv.world import Person, World
 
 from ...builders import (
     core_name,
@@ -244,7 +244,7 @@ def _step_of(hi: int) -> int:
     return 5 if hi < 1000 else 50
 
 
-def _policy_text(doc: Json, owner: Any, amounts: dict[str, int], year: int) -> str:
+def _policy_text(doc: Json, owner: Person, amounts: dict[str, int], year: int) -> str:
     rows = [
         doc["line"].format(label=label, currency=cur, amount=amounts[label]) for label, cur, *_ in doc["rows"]
     ]
@@ -252,14 +252,14 @@ def _policy_text(doc: Json, owner: Any, amounts: dict[str, int], year: int) -> s
     return "\n".join([*head, *doc.get("header", []), *rows, "", *doc["outro"]]) + "\n"
 
 
-def _file(path: str, content: str, owner: Any, at: datetime) -> WorldCall:
+def _file(path: str, content: str, owner: Person, at: datetime) -> WorldCall:
     return operation(
         "files", "add_file", path=path, content=content, modified_by=owner.email, created_at=format_time(at)
     )
 
 
 def _policy_distractors(
-    ctx: FamilyContext, doc: Json, owner: Any, amounts: dict[str, int]
+    ctx: FamilyContext, doc: Json, owner: Person, amounts: dict[str, int]
 ) -> list[WorldCall]:
     """An FAQ quoting today's values (in the desk team's folder) and archived versions of
     earlier years: all stay as they are."""
@@ -307,7 +307,7 @@ def _policy_changes(
     return changes, f"the {doc['kind']} {listed}", values
 
 
-def _policy_request(ctx: FamilyContext, doc: Json, wanted: str, owner: Any) -> str:
+def _policy_request(ctx: FamilyContext, doc: Json, wanted: str, owner: Person) -> str:
     """The user's request: the changes, the stamp with today's date, nothing else touched."""
     path, today = doc["path"], ctx.start.date()
     stamp = f"Last updated: {today.isoformat()}"
@@ -455,7 +455,7 @@ LAYOUT_CHECK = """def check(initial, final, audit):
 """
 
 
-def _mail(sender: Any, to: list[str], subject: str, body: str, at: datetime) -> WorldCall:
+def _mail(sender: Person, to: list[str], subject: str, body: str, at: datetime) -> WorldCall:
     return operation(
         "mail",
         "add_message",
@@ -494,7 +494,7 @@ def _other_meetings(ctx: FamilyContext) -> list[str]:
     return [f"{t} {kind}" for t in teams for kind in ("planning sync", "roadmap review")]
 
 
-def _attendees(ctx: FamilyContext, n: int) -> list[Any]:
+def _attendees(ctx: FamilyContext, n: int) -> list[Person]:
     """`n` colleagues, the user's team first, none sharing a name with anyone else (nor with
     an address that reads like a typo, "dr..webster@", which the notes would repeat)."""
     named = [p for p in unique_names(ctx.the_world, ctx.people(), first=False) if ".." not in p.email]
@@ -516,7 +516,7 @@ def _notes_meeting(ctx: FamilyContext) -> Json:
 
 
 def _decision_mails(
-    ctx: FamilyContext, title: str, people: list[Any], decisions: list[str], after: datetime
+    ctx: FamilyContext, title: str, people: list[Person], decisions: list[str], after: datetime
 ) -> list[WorldCall]:
     """A thread in which the attendees write down the decisions, one per mail."""
     everyone = [ctx.user.email] + [p.email for p in people]

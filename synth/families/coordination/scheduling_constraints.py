@@ -23,6 +23,7 @@ from coworkenv.servers.calendar.availability import WorkingHours
 from coworkenv.servers.calendar.availability import people as calendar_people
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task, Turn, WorldCall
+from coworkenv.world import Person
 
 from ...builders import (
     day_text,
@@ -57,7 +58,7 @@ CALENDAR = ["calendar", "directory"]
 # -- wording, checks and free slots --------------------------------------------------------------
 
 
-def _names(people: Sequence[Any | str]) -> str:
+def _names(people: Sequence[Person | str]) -> str:
     names = [p if isinstance(p, str) else p.name for p in people]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -85,7 +86,7 @@ def topic_phrase(ctx: FamilyContext, topic: str) -> str:
 def _free_starts(
     ctx: FamilyContext,
     ws: Workspace,
-    people: Sequence[Any],
+    people: Sequence[Person],
     window: tuple[datetime, datetime],
     minutes: int,
     step: int = 30,
@@ -136,7 +137,7 @@ BUSY_TITLES = [
 ]
 
 
-def _blocks(ctx: FamilyContext, people: list[Any], start: datetime, end: datetime) -> list[WorldCall]:
+def _blocks(ctx: FamilyContext, people: list[Person], start: datetime, end: datetime) -> list[WorldCall]:
     """Busy events that together cover [start, end), each on one person's calendar."""
     ops = []
     at = start
@@ -148,7 +149,7 @@ def _blocks(ctx: FamilyContext, people: list[Any], start: datetime, end: datetim
 
 
 def _harmless(
-    ctx: FamilyContext, group: list[Any], start: datetime, end: datetime, count: int
+    ctx: FamilyContext, group: list[Person], start: datetime, end: datetime, count: int
 ) -> list[WorldCall]:
     """Events in the free gap that keep nobody of the group busy: cancelled ones, declined
     invitations, and other people's meetings."""
@@ -308,7 +309,7 @@ def _schedule_plan(ctx: FamilyContext) -> Plan | None:
     }
 
 
-def _schedule_request(ctx: FamilyContext, group: list[Any], minutes: int, day: date, topic: str) -> str:
+def _schedule_request(ctx: FamilyContext, group: list[Person], minutes: int, day: date, topic: str) -> str:
     names, when = _names(group), day_text(day)
     steps = ctx.choice(
         [
@@ -427,7 +428,7 @@ def _own_titles(ctx: FamilyContext) -> list[str]:
 
 
 def _side_meetings(
-    ctx: FamilyContext, group: list[Any], day: date, keep: tuple[datetime, datetime]
+    ctx: FamilyContext, group: list[Person], day: date, keep: tuple[datetime, datetime]
 ) -> list[WorldCall]:
     """The user's other meetings with some of the same people, on the day and the next
     weekday, at times free for them and outside `keep` (the meeting, the call and the slot
@@ -453,7 +454,9 @@ def _side_meetings(
     return placed
 
 
-def _call(ctx: FamilyContext, exclude: Sequence[str], taken: set[str]) -> tuple[str, Any, list[Any]] | None:
+def _call(
+    ctx: FamilyContext, exclude: Sequence[str], taken: set[str]
+) -> tuple[str, Person, list[Person]] | None:
     """An important call with an outside organization (its title, host and guests), titled
     unlike anything else on the calendar around the day."""
     contact = ctx.person(internal=False)

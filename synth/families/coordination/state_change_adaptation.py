@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from coworkenv.checks import Check, Guards
 from coworkenv.state import format_time
 from coworkenv.task import Event, Task, Turn, WorldCall
-from coworkenv.world import Queue, Topic
+from coworkenv.world import Person, Queue, Topic
 
 from ...builders import (
     day_text,
@@ -56,7 +56,7 @@ Plan = dict[str, Any]
 class _Case:
     """A customer's problem: who, about which reference (and the one they meant), in which queue."""
 
-    customer: Any
+    customer: Person
     queue: str
     subject: str
     problem: str
@@ -98,7 +98,7 @@ def _reference(ctx: FamilyContext) -> str:
     return f"{ctx.the_world.reference_prefix}-{ctx.rng.randint(10000, 99999)}"
 
 
-def _new_ticket(customer: Any, last_ticket: int, condition: str) -> str:
+def _new_ticket(customer: Person, last_ticket: int, condition: str) -> str:
     """SQL: whether a ticket created in the episode for `customer` meets `condition` (on t)."""
     return (
         f"SELECT count(*) > 0 FROM tickets_tickets t WHERE t.id > {last_ticket} "
@@ -122,7 +122,7 @@ def _count_new_tickets(last_ticket: int, email: str) -> str:
     )
 
 
-def _customer_mail(customer: Any, mail_id: int, body: str, announced: bool, minutes: int) -> Event:
+def _customer_mail(customer: Person, mail_id: int, body: str, announced: bool, minutes: int) -> Event:
     return event(
         "mail",
         "deliver_inbound",
@@ -324,7 +324,7 @@ def _third_turn(ctx: FamilyContext, case: _Case) -> Turn:
     )
 
 
-def _old_tickets(ctx: FamilyContext, customer: Any, queue: str, topics: list[Topic]) -> list[WorldCall]:
+def _old_tickets(ctx: FamilyContext, customer: Person, queue: str, topics: list[Topic]) -> list[WorldCall]:
     """Older tickets of the same customer about other references: they stay untouched."""
     ops = []
     for i in range(ctx.difficulty.distractors):
@@ -463,11 +463,11 @@ def _the_meeting(title: str) -> str:
     return f"the {name}" if words[-1].lower() in NAMED_MEETINGS else f"the {name} meeting"
 
 
-def _hello(people: list[Any]) -> str:
+def _hello(people: list[Person]) -> str:
     return "Hi both," if len(people) == 2 else "Hi all,"
 
 
-def _first_mail_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[Any]) -> Turn:
+def _first_mail_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[Person]) -> Turn:
     ask, asked, token = ctx.choice(ASKS)
     day, organizer, emails = plan["day"], plan["group"][0], [p.email for p in people]
     when = day_text(day)
@@ -510,7 +510,7 @@ def _first_mail_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[An
     )
 
 
-def _update_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[Any], event_id: int) -> Turn:
+def _update_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[Person], event_id: int) -> Turn:
     user, organizer, new = ctx.user, plan["group"][0], plan["new"]
     emails = [p.email for p in people]
     # The new time in the user's zone or the recipient's, or any zone the mail names with it.

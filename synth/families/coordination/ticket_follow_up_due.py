@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from coworkenv.checks import Check
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task, Turn, WorldCall
+from coworkenv.world import Person
 
 from ...builders import (
     date_fact,
@@ -38,7 +39,7 @@ def _customer_queues(ctx: FamilyContext) -> list[Any]:
     return [q for q in queues if q.requested_by == "customers"] or list(queues)
 
 
-def _ticket(ctx: FamilyContext, requester: Any, assignee: Any, due_in_days: int) -> WorldCall:
+def _ticket(ctx: FamilyContext, requester: Person, assignee: Person, due_in_days: int) -> WorldCall:
     """A ticket on a topic of one of the world's customer queues, due `due_in_days` from today."""
     world = ctx.the_world
     queue = ctx.choice(_customer_queues(ctx))
@@ -67,7 +68,7 @@ def _ticket(ctx: FamilyContext, requester: Any, assignee: Any, due_in_days: int)
     return operation("tickets", "add_ticket", **params)
 
 
-def _follow_up_tickets(ctx: FamilyContext, teammate: Any) -> list[WorldCall]:
+def _follow_up_tickets(ctx: FamilyContext, teammate: Person) -> list[WorldCall]:
     """Overdue tickets of the user (the items), then distractors: tickets of the user that are
     not due yet, and overdue tickets of a teammate."""
     customers = ctx.people(internal=False)
@@ -83,7 +84,7 @@ def _follow_up_tickets(ctx: FamilyContext, teammate: Any) -> list[WorldCall]:
     return ops
 
 
-def _teammate(ctx: FamilyContext) -> Any:
+def _teammate(ctx: FamilyContext) -> Person:
     """A colleague of the user's team (else any colleague) whose name nobody else shares."""
     world = ctx.the_world
     return ctx.choice(
@@ -93,7 +94,7 @@ def _teammate(ctx: FamilyContext) -> Any:
     )
 
 
-def _follow_up_request(ctx: FamilyContext, teammate: Any, due_day: Any, days: int) -> str:
+def _follow_up_request(ctx: FamilyContext, teammate: Person, due_day: date, days: int) -> str:
     """The user's request: chase each overdue ticket, move its due date, mail the numbers."""
     chase = ctx.choice(
         [

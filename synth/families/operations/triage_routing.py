@@ -9,7 +9,7 @@ from coworkenv.checks import Check
 from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 
 from ...builders import field_equals, guard, operation, row_exists, start_shifted, step
-from ...family import FamilyContext, family
+from ...family import FamilyContext, SeedDoesNotFit, family
 from ...phrasing import Ask, first_name, request
 from .world_texts import ticket_values
 
@@ -170,7 +170,8 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
         "SELECT count(*) FROM tickets_tickets WHERE queue = ? AND created_at >= ? AND id < ?",
         (front, start_shifted(ctx, hours=-3), results[0]["ticket_id"]),
     ).fetchone()[0]
-    assert early == 0, "a seed ticket falls in the task's time window"
+    if early:
+        raise SeedDoesNotFit(f"{early} seed ticket(s) of {front} fall in the task's three-hour window")
     ids = [r["ticket_id"] for r in results]
     checks: list[Check] = []
     for tid, (queue, _), op in zip(ids, plan, operations, strict=True):

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from coworkenv.checks import Allowance, Guards
 from coworkenv.state import format_time
 from coworkenv.task import Candidate, Clarification, Task, Turn, WorldCall
+from coworkenv.world import Person
 
 from ...builders import (
     day_text,
@@ -49,7 +50,7 @@ class _Slot:
     """A day, three colleagues whose hours overlap the user's, and the meeting's start."""
 
     day: date
-    group: list[Any]
+    group: list[Person]
     start: datetime
 
 
@@ -72,7 +73,9 @@ def _find_slot(ctx: FamilyContext) -> _Slot | None:
     return _Slot(day, group, ctx.choice(starts))
 
 
-def _catch_ups(ctx: FamilyContext, day: date, taken: set[str]) -> tuple[str, list[tuple[WorldCall, Any]]]:
+def _catch_ups(
+    ctx: FamilyContext, day: date, taken: set[str]
+) -> tuple[str, list[tuple[WorldCall, tuple[date, Person]]]]:
     """Two of the user's own meetings with the same title on two other days, each with another
     colleague, the earlier first: "my catch-up call next week" could be either (the family
     draws which)."""
@@ -105,12 +108,12 @@ def _catch_ups(ctx: FamilyContext, day: date, taken: set[str]) -> tuple[str, lis
 class _Day:
     """Everything the turns of the day name: who, when, what, and the ids they will have."""
 
-    user: Any
-    first: Any
+    user: Person
+    first: Person
     """The colleague who stays, and later asks to push the meeting back."""
-    decliner: Any
-    stand_in: Any
-    copied: Any
+    decliner: Person
+    stand_in: Person
+    copied: Person
     """A colleague of another team, copied on the new time, who then asks to join."""
     day: date
     start: datetime
@@ -122,7 +125,7 @@ class _Day:
     """The meeting the agent books."""
     last_event: int
     catch_up: str
-    catch_ups: list[tuple[date, Any]]
+    catch_ups: list[tuple[date, Person]]
     """The day and the colleague of each of the two catch-ups, the earlier first."""
     catch_up_ids: list[int]
     cancelled: int

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.state import format_time
 from coworkenv.task import Candidate, Clarification, Task, Turn, WorldCall
+from coworkenv.world import Person
 
 from ...builders import (
     date_fact,
@@ -66,7 +67,7 @@ def _problem(ctx: FamilyContext, ref: str) -> tuple[str, str]:
     return title, body
 
 
-def _older_tickets(ctx: FamilyContext, customer: Any) -> list[WorldCall]:
+def _older_tickets(ctx: FamilyContext, customer: Person) -> list[WorldCall]:
     """The customer's older tickets about other references: "the ticket you opened this
     morning" is not one of them, and they stay untouched."""
     ops = []
@@ -87,7 +88,7 @@ def _older_tickets(ctx: FamilyContext, customer: Any) -> list[WorldCall]:
     return ops
 
 
-def _resolved_pair(ctx: FamilyContext, customer: Any) -> tuple[list[WorldCall], list[str]]:
+def _resolved_pair(ctx: FamilyContext, customer: Person) -> tuple[list[WorldCall], list[str]]:
     """Two resolved older tickets of the customer, the older one first: "their old ticket that
     is sorted" could be either (the family draws which)."""
     queue = customer_queue(ctx).name
@@ -113,11 +114,11 @@ def _resolved_pair(ctx: FamilyContext, customer: Any) -> tuple[list[WorldCall], 
 class _Day:
     """Everything the turns of the day name: who, what, when, and the ids they will have."""
 
-    user: Any
-    customer: Any
-    colleague: Any
+    user: Person
+    customer: Person
+    colleague: Person
     """Who joins the call, then cannot make the first day."""
-    money: Any
+    money: Person
     """The colleague of finance added to the call after all."""
     queue: str
     currency: str
