@@ -13,7 +13,7 @@ from __future__ import annotations
 from coworkenv.task import Task, WorldCall
 
 from ..compose import compose
-from ..family import FAMILIES, Difficulty, FamilyContext, family
+from ..family import FAMILIES, Difficulty, FamilyContext, SeedDoesNotFit, family
 
 OPENERS = (
     "Next:",
@@ -32,7 +32,15 @@ SEGMENTS = {1: 5, 2: 6, 4: 7}
 SAFETY_CAPABILITIES = ("safety_injection", "safety_data_leak")
 #: What a family raises when the state planted before it leaves it no valid task: that family
 #: is skipped for this day.
-SEGMENT_UNFIT = (AssertionError, ValueError, RuntimeError, KeyError, IndexError, StopIteration)
+SEGMENT_UNFIT = (
+    SeedDoesNotFit,
+    AssertionError,
+    ValueError,
+    RuntimeError,
+    KeyError,
+    IndexError,
+    StopIteration,
+)
 
 
 def _candidates(ctx: FamilyContext) -> list[str]:
