@@ -61,7 +61,7 @@ class Proposal:
 
 
 def system_prompt(example: World) -> str:
-    from coworkenv.servers.files.demo_content import WRITERS
+    from coworkenv.servers.files.documents import WRITERS
 
     return (
         "You design the organization a workplace simulation happens in: its teams, people, "
@@ -150,7 +150,7 @@ async def propose_world(
     """A valid world of `industry` with about `size` colleagues, proposed by `model` through
     `client` (an `openai.AsyncOpenAI`). Refused answers go back with their problems; after
     `rounds` answers without a valid world, `WorldProposalFailed`."""
-    from coworkenv.rollout.openai_client import chat
+    from coworkenv.rollout.agents.openai_client import chat
 
     from . import world as profile_world
 

@@ -5,7 +5,7 @@ import anyio
 import pytest
 
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.tokens import CONTEXT, episode_tokens, estimate_tokens
+from coworkenv.rollout.agents.tokens import CONTEXT, episode_tokens, estimate_tokens
 from coworkenv.synth.family import Difficulty, build_task
 from coworkenv.worlds import world
 

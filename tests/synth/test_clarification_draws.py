@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.clarification_mutants import on_candidate, right_candidate
-from coworkenv.rollout.policies import OraclePolicy
-from coworkenv.rollout.runner import reference_footprint, run_episode
+from coworkenv.rollout.agents.policies import OraclePolicy
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.synth.family import build_task
+from coworkenv.synth.validation.clarification_mutants import on_candidate, right_candidate
 from coworkenv.task import Task
 
 SEEDS = range(12)

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.seeding import seed_workspace
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.seeding import seed_workspace
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Task
 from tests.synth.agents import judge, step
 

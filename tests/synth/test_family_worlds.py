@@ -5,11 +5,11 @@ import anyio
 import pytest
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.seeding import seed_workspace
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.seeding import seed_workspace
 from coworkenv.synth.builders import field_equals, operation
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, SeedDoesNotFit, build_task
 from coworkenv.synth.generators import DraftRequest, GenerationError, ProceduralGenerator
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Turn
 from coworkenv.worlds import PROFILES, world, world_from_spec
 

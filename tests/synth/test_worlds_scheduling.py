@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
+from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.state import parse_time
 from coworkenv.synth.families.coordination.scheduling_constraints import topic_phrase
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task

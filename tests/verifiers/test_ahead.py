@@ -6,10 +6,10 @@ from typing import Any
 import pytest
 
 from coworkenv.rollout import OraclePolicy, SeedCache
-from coworkenv.rollout.redteam import search_variants
-from coworkenv.rollout.runner import reference_footprint, run_episode
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.state import AuditEntry
 from coworkenv.synth.family import Difficulty, build_task
+from coworkenv.synth.validation.redteam import search_variants
 from coworkenv.verifiers import ahead_guards, turn_writes
 
 

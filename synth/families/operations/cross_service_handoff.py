@@ -11,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from coworkenv.checks import Check, Fact
-from coworkenv.servers.calendar.events import busy_times
+from coworkenv.servers.calendar.store import busy_times
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 from coworkenv.world import Queue, WorkingHours

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from coworkenv.rollout.mutants import NUMBER
+from coworkenv.synth.validation.mutants import NUMBER
 from coworkenv.world import Queue, Topic
 
 from ...family import FamilyContext
