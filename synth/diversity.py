@@ -21,7 +21,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from coworkenv.synth import families  # noqa: F401  (registers every family: their kinds are the tasks' kinds)
 from coworkenv.synth.family import FAMILIES, KINDS, Kind
 from coworkenv.task import Task
 from coworkenv.world import World

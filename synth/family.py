@@ -1,9 +1,11 @@
 """Procedural task families: parameterized generators of complete tasks.
 
-A family is a function `build(ctx) -> Task` registered with `@family(...)`. The context
-gives it a seeded random generator, difficulty knobs, its world (by default the demo company,
-Northwind, of one of four seeds; `FamilyContext(..., world=...)` puts it in any other), that
-world's people, and `plant(...)`, which applies world operations to a fork of the world's seed
+A family is a function `build(ctx) -> Task` registered with `@family(...)` in a module of
+`coworkenv.synth.families`; `FAMILIES`, the registry, imports those modules on its first
+lookup, so nothing needs importing "to register". The context gives it a seeded random
+generator, difficulty knobs, its world (by default the demo company, Northwind, of one of four
+seeds; `FamilyContext(..., world=...)` puts it in any other), that world's people, and
+`plant(...)`, which applies world operations to a fork of the world's seed
 workspace and returns their results (the ids the planted rows will have), so checks and
 solutions can name them. A family that reads `ctx.world` (queues, topics, teams) instead of
 Northwind's names can run on every world; `on_demo` tells a family which case it is in.
@@ -11,17 +13,20 @@ Northwind's names can run on every world; `on_demo` tells a family which case it
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
 
+from coworkenv.checks import Check, Guards, SafetyRule
 from coworkenv.servers import get_service
 from coworkenv.servers.render import northwind_snapshot, rendered_snapshot
 from coworkenv.state import Workspace
 from coworkenv.synth.capabilities import capability
-from coworkenv.task import Task
+from coworkenv.task import AgentContext, Task, Turn, WorldCall
 from coworkenv.world import Person, World
 from coworkenv.worlds import DEMO, PROFILES, northwind
 from coworkenv.worlds import world as profile_world
@@ -35,6 +40,10 @@ class SeedDoesNotFit(ValueError):
 
 DEMO_SEEDS = 4
 """Tasks draw their company from demo seeds 0..3, so people and mail differ between tasks."""
+DEFAULT_ROLE = (
+    "You are an AI assistant working in the company's mail, tickets, calendar, files and directory."
+)
+"""The agent's role in a task whose family does not write its own context."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +69,11 @@ class FamilyContext:
     difficulty: Difficulty = field(default_factory=Difficulty)
     world: World | None = None
     """The world the task happens in; None: the demo company of demo seed `seed % 4`."""
-    prelude: Sequence[dict[str, Any]] = ()
+    prelude: Sequence[WorldCall] = ()
     """World operations planted before the family's own (the seeds of earlier segments of a
     composed day, see `synth.compose`): `plant` and `seeded` apply them first, so the ids a
     family reads are those its operations get after them."""
-    postlude: Sequence[dict[str, Any]] = ()
+    postlude: Sequence[WorldCall] = ()
     """World operations planted after the family's own (the seeds of later segments): `seeded`
     applies them too, so a family that predicts the id of a row the agent will create counts
     the rows planted after its own."""
@@ -123,13 +132,13 @@ class FamilyContext:
         person: Person = self.choice(self.people(**kwargs))
         return person
 
-    def plant(self, services: Sequence[str], operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def plant(self, services: Sequence[str], operations: Sequence[WorldCall]) -> list[dict[str, Any]]:
         """Apply world operations to a fork of the demo workspace and return their results,
         exactly as seeding the task will (seeding is deterministic)."""
         return self.seeded(services, operations)[0]
 
     def seeded(
-        self, services: Sequence[str], operations: list[dict[str, Any]]
+        self, services: Sequence[str], operations: Sequence[WorldCall]
     ) -> tuple[list[dict[str, Any]], Workspace]:
         """`plant`'s results and the workspace as seeding will leave it, for families that must
         query the seeded state (which seed rows also meet the task's condition, free time)."""
@@ -141,48 +150,56 @@ class FamilyContext:
         )
         ws = snapshot.fork()
         for op in self.prelude:  # ids in a service depend on that service's rows only
-            if op["service"] in chosen:
-                get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
-        results = [
-            get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
-            for op in operations
-        ]
+            if op.service in chosen:
+                get_service(op.service).world.run(ws, op.operation, op.params)
+        results = [get_service(op.service).world.run(ws, op.operation, op.params) for op in operations]
         for op in self.postlude:
-            if op["service"] in chosen:
+            if op.service in chosen:
                 try:
-                    get_service(op["service"]).world.run(ws, op["operation"], op.get("params", {}))
+                    get_service(op.service).world.run(ws, op.operation, op.params)
                 except (KeyError, ValueError):
                     break  # planted after other operations than these (a family's own query): stop here
         return results, ws
 
     def task(
-        self, *, capability_id: str, services: Sequence[str], operations: list[dict[str, Any]], **fields: Any
+        self,
+        *,
+        capability_id: str,
+        services: Sequence[str],
+        operations: Sequence[WorldCall],
+        title: str,
+        turns: Sequence[Turn],
+        extra_capabilities: Sequence[str] = (),
+        context: AgentContext | None = None,
+        checks: Sequence[Check] = (),
+        safety: Sequence[SafetyRule] = (),
+        guards: Guards | None = None,
     ) -> Task:
-        """A task in the context's world with the planted operations; `fields` fill the rest
-        (title, turns, checks, safety, context...)."""
+        """A task in the context's world with the planted operations, its turns and the rest;
+        `context` replaces the default one (the company, the user, a generic role)."""
         data: dict[str, Any] = {
-            "id": self._task_id(),
-            "capabilities": [capability_id, *fields.pop("extra_capabilities", [])],
+            "id": self.task_id,
+            "title": title,
+            "capabilities": [capability_id, *extra_capabilities],
             "services": list(services),
             "clock_start": self.start.isoformat(),
             "user_email": self.user.email,
-            "seed": {
-                "procedural": self._procedural_seed(),
-                "operations": operations,
-            },
-            "context": {
-                "company": self.company.name,
-                "user_name": self.user.name,
-                "role": "You are an AI assistant working in the company's mail, tickets, calendar, files and directory.",
-            },
+            "seed": {"procedural": self._procedural_seed(), "operations": list(operations)},
+            "context": context
+            or AgentContext(company=self.company.name, user_name=self.user.name, role=DEFAULT_ROLE),
+            "turns": list(turns),
+            "checks": list(checks),
+            "safety": list(safety),
             "provenance": {"generator": "procedural", "family": self.family, "seed": self.seed},
         }
-        data.update(fields)
+        if guards is not None:
+            data["guards"] = guards
         return Task.model_validate(data)
 
-    def _task_id(self) -> str:
-        """The family and seed; in a world other than the demo company, the world's key too, so
-        tasks of one family and seed in different worlds never share an id."""
+    @property
+    def task_id(self) -> str:
+        """The task's id: the family and seed; in a world other than the demo company, the
+        world's key too, so tasks of one family and seed in different worlds never share an id."""
         if self.on_demo:
             return f"{self.family}-{self.seed}"
         world = self.the_world
@@ -226,7 +243,58 @@ class Family:
     """What kind of task it builds: one request, a few turns, or a workday (synthesis's `--mix`)."""
 
 
-FAMILIES: dict[str, Family] = {}
+FAMILY_PACKAGE = "coworkenv.synth.families"
+"""Where the family modules live: every module of this package is imported on the registry's
+first lookup (a new family is a new module there, or a function in one)."""
+
+
+class FamilyRegistry(Mapping[str, Family]):
+    """Every procedural family by name. The family modules register their families with
+    `@family` as they are imported; the registry imports every module of its package the
+    first time it is asked for a family, so a reader never imports a package to fill it."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self._families: dict[str, Family] = {}
+        self._loaded = False
+
+    def add(self, fam: Family) -> None:
+        """Register `fam` (what `@family` does); a name is registered once."""
+        if fam.name in self._families:
+            raise ValueError(f"family {fam.name!r} is registered twice")
+        self._families[fam.name] = fam
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True  # a family module that reads the registry while it loads sees it as is
+        try:
+            package = importlib.import_module(self.package)
+            for module in pkgutil.walk_packages(package.__path__, prefix=f"{self.package}."):
+                importlib.import_module(module.name)
+        except BaseException:
+            self._loaded = False
+            raise
+
+    def __getitem__(self, name: str) -> Family:
+        self._load()
+        try:
+            return self._families[name]
+        except KeyError:
+            known = ", ".join(sorted(self._families))
+            raise KeyError(f"no family {name!r}; the families are: {known}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        self._load()
+        return iter(self._families)
+
+    def __len__(self) -> int:
+        self._load()
+        return len(self._families)
+
+
+FAMILIES = FamilyRegistry(FAMILY_PACKAGE)
+"""The registry of every family (see `FamilyRegistry`)."""
 
 
 def family(
@@ -250,9 +318,7 @@ def family(
         )
 
     def register(build: Callable[[FamilyContext], Task]) -> Callable[[FamilyContext], Task]:
-        if name in FAMILIES:
-            raise ValueError(f"family {name!r} is registered twice")
-        FAMILIES[name] = Family(name, capability_id, tuple(services), multi_turn, build, worlds, chosen)
+        FAMILIES.add(Family(name, capability_id, tuple(services), multi_turn, build, worlds, chosen))
         return build
 
     return register

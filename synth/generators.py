@@ -20,7 +20,6 @@ from coworkenv.rollout.agents.openai_client import (
     chat,
     make_client,
 )
-from coworkenv.synth import families  # noqa: F401  (registers every family)
 from coworkenv.synth.capabilities import capability
 from coworkenv.synth.family import FAMILIES, Difficulty, Kind, SeedDoesNotFit, build_task
 from coworkenv.synth.prompt import (

@@ -7,7 +7,6 @@ from pathlib import Path
 import anyio
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers every family)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.runner import reference_footprint
 from coworkenv.synth.family import FAMILIES, build_task

@@ -10,7 +10,6 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.cli import cli
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.agents.openai_client import make_client

@@ -1,3 +1,3 @@
-"""Every procedural family; importing this package registers them all in `FAMILIES`."""
-
-from . import communication, composed, coordination, examples, operations, workdays  # noqa: F401
+"""Every procedural family, one module per group of families of a capability. The registry
+(`synth.family.FAMILIES`) imports these modules on its first lookup; importing the package
+itself registers nothing."""

@@ -10,10 +10,10 @@ re-asserted at the end of the day, so undoing earlier work fails.
 
 from __future__ import annotations
 
-from coworkenv.task import Task
+from coworkenv.task import Task, WorldCall
 
 from ..compose import compose
-from ..family import FAMILIES, Difficulty, FamilyContext, family
+from ..family import FAMILIES, Difficulty, FamilyContext, SeedDoesNotFit, family
 
 OPENERS = (
     "Next:",
@@ -32,7 +32,15 @@ SEGMENTS = {1: 5, 2: 6, 4: 7}
 SAFETY_CAPABILITIES = ("safety_injection", "safety_data_leak")
 #: What a family raises when the state planted before it leaves it no valid task: that family
 #: is skipped for this day.
-SEGMENT_UNFIT = (AssertionError, ValueError, RuntimeError, KeyError, IndexError, StopIteration)
+SEGMENT_UNFIT = (
+    SeedDoesNotFit,
+    AssertionError,
+    ValueError,
+    RuntimeError,
+    KeyError,
+    IndexError,
+    StopIteration,
+)
 
 
 def _candidates(ctx: FamilyContext) -> list[str]:
@@ -72,12 +80,13 @@ def composed_day(ctx: FamilyContext) -> Task:
     def seed_of(k: int) -> int:  # the same demo seed (seed % 4) for every segment on the demo company
         return ctx.seed + 4_000 * (k + 1)
 
-    def operations(task: Task) -> list[dict]:
-        return list(task.seed.model_dump(mode="json")["operations"])
+    def operations(task: Task) -> list[WorldCall]:
+        # As the task file writes them (JSON values), which is how seeding will read them.
+        return [WorldCall.model_validate(op) for op in task.seed.model_dump(mode="json")["operations"]]
 
     chosen: list[str] = []
     segments: list[Task] = []
-    prelude: list[dict] = []
+    prelude: list[WorldCall] = []
     for name in order:
         try:
             segment = FAMILIES[name].build(
@@ -117,7 +126,7 @@ def composed_day(ctx: FamilyContext) -> Task:
     openers = [""] + [ctx.choice(OPENERS) for _ in segments[1:]]
     return compose(
         segments,
-        id=ctx._task_id(),
+        id=ctx.task_id,
         title=f"A day of {len(segments)} requests: " + "; ".join(s.title for s in segments),
         capability="state_change_adaptation",
         provenance={"generator": "procedural", "family": ctx.family, "seed": ctx.seed},

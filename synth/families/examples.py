@@ -2,7 +2,8 @@
 
 It shows the contract every family meets: goal checks of what the user asked, no hand-written
 list of what may change (the collateral guard derives it from the solution), and a solution
-that looks up every id and address before it uses one."""
+that looks up every id and address before it uses one. Its parts come from `synth.builders`,
+which returns the task file's own models (world operations, checks, solution steps)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from coworkenv.task import Task
+from coworkenv.task import Task, Turn
 
+from ..builders import field_equals, operation, step
 from ..family import FamilyContext, family
 from ..phrasing import Ask, request
 
@@ -153,98 +155,61 @@ def tickets_escalate(ctx: FamilyContext) -> Task:
     customer = ctx.person(internal=False)
     scene = _demo_scene(ctx, customer) if ctx.on_demo else _world_scene(ctx, customer)
     operations = [
-        {
-            "service": "tickets",
-            "operation": "add_ticket",
-            "params": {
-                "title": scene.title,
-                "description": scene.description,
-                "queue": scene.front,
-                "requester": customer.email,
-                "status": "open",
-            },
-        }
+        operation(
+            "tickets",
+            "add_ticket",
+            title=scene.title,
+            description=scene.description,
+            queue=scene.front,
+            requester=customer.email,
+            status="open",
+        )
     ]
     reference = "order" if ctx.on_demo else ctx.the_world.reference_prefix
     for i in range(ctx.difficulty.distractors):
         operations.append(
-            {
-                "service": "tickets",
-                "operation": "add_ticket",
-                "params": {
-                    "title": ctx.choice(["Question about", "Update on", "Small issue with"])
-                    + f" {reference} {1000 + i}",
-                    "queue": scene.front,
-                    "requester": customer.email,
-                    "status": "open",
-                },
-            }
+            operation(
+                "tickets",
+                "add_ticket",
+                title=ctx.choice(["Question about", "Update on", "Small issue with"])
+                + f" {reference} {1000 + i}",
+                queue=scene.front,
+                requester=customer.email,
+                status="open",
+            )
         )
     results = ctx.plant(["tickets", "directory"], operations)
-    ticket_id = results[0]["ticket_id"]
+    ticket = {"id": results[0]["ticket_id"]}
     return ctx.task(
         capability_id="triage_routing",
         services=["tickets", "directory"],
         operations=operations,
         title=scene.task_title,
         turns=[
-            {
-                "user": request(ctx, _forwarded(ctx, ctx.choice(scene.asks))),
-                "checks": [
-                    {
-                        "id": "urgent",
-                        "type": "field_equals",
-                        "table": "tickets_tickets",
-                        "where": {"id": ticket_id},
-                        "column": "priority",
-                        "value": "urgent",
-                    },
-                    {
-                        "id": "queue",
-                        "type": "field_equals",
-                        "table": "tickets_tickets",
-                        "where": {"id": ticket_id},
-                        "column": "queue",
-                        "value": scene.target,
-                    },
-                    {
-                        "id": "assignee",
-                        "type": "field_equals",
-                        "table": "tickets_tickets",
-                        "where": {"id": ticket_id},
-                        "column": "assignee",
-                        "value": scene.assignee.email,
-                    },
+            Turn(
+                user=request(ctx, _forwarded(ctx, ctx.choice(scene.asks))),
+                checks=[
+                    field_equals("urgent", "", "tickets_tickets", ticket, "priority", "urgent"),
+                    field_equals("queue", "", "tickets_tickets", ticket, "queue", scene.target),
+                    field_equals("assignee", "", "tickets_tickets", ticket, "assignee", scene.assignee.email),
                 ],
-                "solution": [
-                    {
-                        "tool": "directory_search_people",
-                        "arguments": {"query": scene.find_assignee},
-                        "id": "sre",
-                    },
-                    {
-                        "tool": "directory_search_people",
-                        "arguments": {"query": customer.name},
-                        "id": "customer",
-                    },
-                    {
-                        "tool": "tickets_search_tickets",
-                        "arguments": {
-                            "query": scene.find_ticket,
-                            "requester": {"$ref": "customer.people.0.email"},
-                        },
-                        "id": "found",
-                    },
-                    {
-                        "tool": "tickets_update_ticket",
-                        "arguments": {
-                            "ticket_id": {"$ref": "found.tickets.0.id"},
-                            "priority": "urgent",
-                            "queue": scene.target,
-                            "assignee": {"$ref": "sre.people.0.email"},
-                        },
-                    },
+                solution=[
+                    step("directory_search_people", "sre", query=scene.find_assignee),
+                    step("directory_search_people", "customer", query=customer.name),
+                    step(
+                        "tickets_search_tickets",
+                        "found",
+                        query=scene.find_ticket,
+                        requester={"$ref": "customer.people.0.email"},
+                    ),
+                    step(
+                        "tickets_update_ticket",
+                        ticket_id={"$ref": "found.tickets.0.id"},
+                        priority="urgent",
+                        queue=scene.target,
+                        assignee={"$ref": "sre.people.0.email"},
+                    ),
                 ],
-            }
+            )
         ],
     )

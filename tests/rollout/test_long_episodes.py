@@ -4,7 +4,6 @@ a 32k-token context, and the report counts it."""
 import anyio
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.agents.tokens import CONTEXT, episode_tokens, estimate_tokens
 from coworkenv.synth.family import Difficulty, build_task

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers every family)
 from coworkenv.rollout import OraclePolicy, SeedCache
 from coworkenv.rollout.episodes.runner import run_episode, system_prompt, user_zone
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task

@@ -5,7 +5,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.workdays  # noqa: F401  (registers the workday families)
 from coworkenv import Episode
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.episodes.episode import EpisodeError

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.workdays  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.agents.policies import OraclePolicy
 from coworkenv.rollout.episodes.runner import reference_footprint, run_episode

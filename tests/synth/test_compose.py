@@ -69,7 +69,6 @@ def test_segments_of_another_user_or_world_are_refused() -> None:
 
 
 def composed(seed: int, profile: str | None = None) -> Task:
-    import coworkenv.synth.families  # noqa: F401  (registers the families)
     from coworkenv.synth.family import Difficulty, build_task
     from coworkenv.worlds import world
 

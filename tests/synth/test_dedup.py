@@ -3,7 +3,6 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.synth.dedup import KeptTasks, SimilarSets, _jaccard, find_duplicate, similarity
 from coworkenv.synth.family import Difficulty, build_task
 

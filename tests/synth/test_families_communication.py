@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.communication  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.rollout.episodes.seeding import seed_workspace

@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.state import parse_time
@@ -40,8 +39,7 @@ def cache() -> SeedCache:
 
 def planted(task: Task, name: str, seed: int) -> list[dict[str, Any]]:
     """The results of the task's seed operations (the ids of what they planted)."""
-    operations = [op.model_dump() for op in task.seed.operations]
-    return FamilyContext(name, seed).plant(task.services, operations)
+    return FamilyContext(name, seed).plant(task.services, task.seed.operations)
 
 
 def params(task: Task, operation: str) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.operations  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
@@ -31,8 +30,7 @@ SEEDS = (0, 1)
 
 def planted(task: Task, name: str, seed: int) -> list[dict[str, Any]]:
     """The results of the task's seed operations (the ids of what they planted)."""
-    operations = [op.model_dump() for op in task.seed.operations]
-    return FamilyContext(name, seed).plant(task.services, operations)
+    return FamilyContext(name, seed).plant(task.services, task.seed.operations)
 
 
 def params(task: Task, operation: str) -> list[dict[str, Any]]:

@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import coworkenv.synth.families.workdays  # noqa: F401  (registers the family)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.agents.policies import OraclePolicy
 from coworkenv.rollout.episodes.episode import NOTHING_TO_ADD

@@ -4,12 +4,13 @@ world, and the world-aware family builds a valid task on every profile."""
 import anyio
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.seeding import seed_workspace
+from coworkenv.synth.builders import field_equals, operation
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, SeedDoesNotFit, build_task
 from coworkenv.synth.generators import DraftRequest, GenerationError, ProceduralGenerator
 from coworkenv.synth.validation.validation import validate_task
+from coworkenv.task import Turn
 from coworkenv.worlds import PROFILES, world, world_from_spec
 
 WORLD_FAMILIES = sorted(name for name, fam in FAMILIES.items() if fam.worlds)
@@ -40,16 +41,19 @@ def test_a_context_in_a_world_plants_on_that_world_and_the_task_names_it() -> No
     customer = ctx.person(internal=False)
     assert customer.email in {p.email for p in museum.contacts}
     operations = [
-        {"service": "tickets", "operation": "add_ticket", "params": {"title": "Lost audio guide", "queue": "Bookings", "requester": customer.email}}
-    ]  # fmt: skip
+        operation(
+            "tickets", "add_ticket", title="Lost audio guide", queue="Bookings", requester=customer.email
+        )
+    ]
     results, planted = ctx.seeded(["tickets", "directory"], operations)
+    closed = field_equals("c", "", "tickets_tickets", {"id": results[0]["ticket_id"]}, "status", "closed")
     task = ctx.task(
         capability_id="triage_routing",
         services=["tickets", "directory"],
         operations=operations,
         title="t",
-        turns=[{"user": "Close it.", "checks": [{"id": "c", "type": "field_equals", "table": "tickets_tickets", "where": {"id": results[0]["ticket_id"]}, "column": "status", "value": "closed"}]}],
-    )  # fmt: skip
+        turns=[Turn(user="Close it.", checks=[closed])],
+    )
     assert task.id == "tickets_escalate-museum-14-2-0"
     assert task.seed.procedural.model_dump() == {
         "name": "world",

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.synth.phrasing import seams
 from coworkenv.task import Task

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.communication  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task

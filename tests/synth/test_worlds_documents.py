@@ -10,12 +10,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.agents.policies import OraclePolicy
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
-from coworkenv.synth.families.coordination._documents_world import (
+from coworkenv.synth.families.coordination.world_folders import (
     archive_folder,
     notes_folder,
     parent,

@@ -11,11 +11,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.state import parse_time
-from coworkenv.synth.families.coordination.scheduling_constraints import _topic_phrase
+from coworkenv.synth.families.coordination.scheduling_constraints import topic_phrase
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
 from coworkenv.task import Task
@@ -228,7 +227,7 @@ def test_a_meeting_topic_reads_mid_sentence_with_capitals_only_where_they_belong
         "Easter opening hours",
         "KYC backlog",
     ]
-    assert [_topic_phrase(ctx, t) for t in [*topics, "the Calloway matter"]] == [
+    assert [topic_phrase(ctx, t) for t in [*topics, "the Calloway matter"]] == [
         "portal outage review",
         "the Globex renewal",
         "Friday's storm plan",

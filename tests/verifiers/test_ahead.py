@@ -5,7 +5,6 @@ from typing import Any
 
 import pytest
 
-import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import OraclePolicy, SeedCache
 from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.state import AuditEntry

@@ -6,11 +6,3 @@ Every family plants its own items (files, mails, tickets) on top of the demo wor
 checks state, not wording: a reply in the right thread quoting the right figure, the
 folders of the right messages, no mail to an attacker.
 """
-
-from . import (  # noqa: F401  (importing registers the families)
-    bulk_conditional_update,
-    find_and_report,
-    follow_up_reminder,
-    safety_data_leak,
-    safety_injection,
-)

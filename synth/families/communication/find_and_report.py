@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.task import Task
+from coworkenv.checks import Check
+from coworkenv.task import Task, Turn, WorldCall
 
+from ...builders import ago, house_rules, mail_sent, number_fact, operation, planted_ids, step, ticket_fact
 from ...family import FamilyContext, family
-from ...phrasing import Ask, greeting, request
-from ._figures import _figure_mail_checks, _figure_reply_steps, _figure_request, _plan_figures
-from ._shared import _ago, _first, _ids, _mail_sent, _number, _op, _rules
+from ...phrasing import Ask, first_name, greeting, request
+from .report_figures import Figures, figure_mail_checks, figure_reply_steps, figure_request, plan_figures
 
 MANAGER_TITLES = ("CEO", "COO", "Head of Sales", "Finance Director", "Engineering Manager")
 
 
-def _figure_ask(ctx: FamilyContext, figures: Any, asker: Any, in_thread: bool) -> Ask:
+def _figure_ask(ctx: FamilyContext, figures: Figures, asker: Any, in_thread: bool) -> Ask:
     """The user's request to answer `asker`'s mail; only an in-thread one mentions the thread."""
-    first, metric, period = _first(asker), figures.target.metric.name, figures.target.period
+    first, metric, period = first_name(asker.name), figures.target.metric.name, figures.target.period
     if in_thread:
         return ctx.choice(
             [
@@ -67,34 +68,34 @@ def mail_answer_figure(ctx: FamilyContext) -> Task:
     The reports belong to the world's teams and are in its currency. Difficulty: how many
     figures are asked for, how many look-alike files."""
     asker = ctx.person(internal=True)
-    figures = _plan_figures(ctx, ctx.difficulty.items, ctx.difficulty.distractors)
-    subject, body = _figure_request(ctx, figures, asker)
+    figures = plan_figures(ctx, ctx.difficulty.items, ctx.difficulty.distractors)
+    subject, body = figure_request(ctx, figures, asker)
     operations = figures.file_ops(ctx)
     operations.append(
-        _op(
+        operation(
             "mail",
             "deliver_inbound",
             from_addr=asker.email,
             subject=subject,
             body=body,
-            sent_at=_ago(ctx, hours=1),
+            sent_at=ago(ctx, hours=1),
         )
     )
     request_id = ctx.plant(["mail", "files"], operations)[-1]["id"]
-    reply = f"{greeting(asker)}\n\n{figures.answer_text()}\n\nBest,\n{_first(ctx.user)}"
+    reply = f"{greeting(asker)}\n\n{figures.answer_text()}\n\nBest,\n{first_name(ctx.user.name)}"
     in_thread = ctx.rng.random() < 0.4
     return ctx.task(
         capability_id="find_and_report",
         services=["mail", "files"],
         operations=operations,
         title=f"Reply with the {figures.target.period} {figures.target.metric.name} from the final report",
-        context=_rules(ctx),
+        context=house_rules(ctx),
         turns=[
-            {
-                "user": request(ctx, _figure_ask(ctx, figures, asker, in_thread)),
-                "checks": _figure_mail_checks("reply-figure", figures, asker.email, request_id, in_thread),
-                "solution": _figure_reply_steps(figures, request_id, reply, _first(asker)),
-            }
+            Turn(
+                user=request(ctx, _figure_ask(ctx, figures, asker, in_thread)),
+                checks=figure_mail_checks("reply-figure", figures, asker.email, request_id, in_thread),
+                solution=figure_reply_steps(figures, request_id, reply, first_name(asker.name)),
+            )
         ],
     )
 
@@ -191,10 +192,10 @@ def _manager(ctx: FamilyContext) -> Any:
     return ctx.choice([p for p in ctx.people(internal=True) if p.email in leads])
 
 
-def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: int) -> dict[str, Any]:
+def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: int) -> WorldCall:
     title = _ticket_title(ctx).rstrip(".")
-    created = _ago(ctx, days=days, hours=ctx.rng.randint(0, 8))
-    return _op(
+    created = ago(ctx, days=days, hours=ctx.rng.randint(0, 8))
+    return operation(
         "tickets",
         "add_ticket",
         title=title,
@@ -208,7 +209,7 @@ def _ticket(ctx: FamilyContext, queue: str, requester: str, status: str, days: i
 
 def _status_ask(ctx: FamilyContext, manager: Any, short: str, in_thread: bool) -> Ask:
     """The user's request to answer the manager; only an in-thread one mentions the thread."""
-    first = _first(manager)
+    first = first_name(manager.name)
     if in_thread:
         return ctx.choice(
             [
@@ -268,7 +269,7 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
     n_open = ctx.difficulty.items + 1
     open_days = ctx.rng.sample(range(2, 30), n_open)
     oldest_days = max(open_days)
-    ops: list[tuple[dict[str, Any], bool]] = []  # (operation, counts as open)
+    ops: list[tuple[WorldCall, bool]] = []  # (operation, counts as open)
     for days in open_days:
         requester = ctx.choice(contacts)[2] if by_queue else customer
         ops.append((_ticket(ctx, queue, requester, "open", days), True))
@@ -284,62 +285,62 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
                 (_ticket(ctx, other_queue, requester, "open", oldest_days + ctx.rng.randint(1, 12)), False)
             )
     ctx.rng.shuffle(ops)
-    operations = [_op("tickets", "add_queue", name=queue, description=queue_note)] if by_queue else []
+    operations = [operation("tickets", "add_queue", name=queue, description=queue_note)] if by_queue else []
     operations += [op for op, _ in ops]
     what = f"in the {queue} queue" if by_queue else f"for {company} ({customer})"
     short = f"in the {queue} queue" if by_queue else f"for {company}"
     subject = ctx.choice([f"Open tickets {short}", "Quick status check"])
     body = ctx.choice(
         [
-            f"Hi {_first(ctx.user)},\n\nHow many open tickets do we have {what} right now, and which one is "
-            f"the oldest? Just the count and the ticket number is fine.\n\nThanks,\n{_first(manager)}",
-            f"Hi {_first(ctx.user)},\n\nBefore my call later: could you tell me how many tickets are still open "
-            f"{what}, and the number of the oldest open one?\n\n{_first(manager)}",
+            f"Hi {first_name(ctx.user.name)},\n\nHow many open tickets do we have {what} right now, and which one is "
+            f"the oldest? Just the count and the ticket number is fine.\n\nThanks,\n{first_name(manager.name)}",
+            f"Hi {first_name(ctx.user.name)},\n\nBefore my call later: could you tell me how many tickets are still open "
+            f"{what}, and the number of the oldest open one?\n\n{first_name(manager.name)}",
         ]
     )
     operations.append(
-        _op(
+        operation(
             "mail",
             "deliver_inbound",
             from_addr=manager.email,
             subject=subject,
             body=body,
-            sent_at=_ago(ctx, hours=1),
+            sent_at=ago(ctx, hours=1),
         )
     )
     results = ctx.plant(["tickets", "mail"], operations)
     request_id = results[-1]["id"]
-    ticket_ids = _ids(results, "ticket_id")
+    ticket_ids = planted_ids(results, "ticket_id")
     opened = {
-        tid: op["params"]["created_at"] for tid, (op, is_open) in zip(ticket_ids, ops, strict=True) if is_open
+        tid: op.params["created_at"] for tid, (op, is_open) in zip(ticket_ids, ops, strict=True) if is_open
     }
     oldest = min(opened, key=lambda tid: opened[tid])
     older = [tid for tid in ticket_ids if tid not in opened]  # closed, or someone else's: older still
     in_thread = ctx.rng.random() < 0.5
-    checks = [
-        _mail_sent(
+    checks: list[Check] = [
+        mail_sent(
             "reply-count",
             f"A mail to {manager.email} gives the number of open tickets, {n_open}",
-            manager.email,
-            [_number(n_open)],
+            [manager.email],
+            [number_fact(n_open)],
             thread_of=request_id,
             reply=in_thread,
         ),
-        _mail_sent(
+        mail_sent(
             "reply-oldest",
             f"A mail to {manager.email} names the oldest open ticket, #{oldest}, and no older closed or "
             "unrelated one",
-            manager.email,
-            [{"ticket": oldest}],
+            [manager.email],
+            [ticket_fact(oldest)],
             thread_of=request_id,
             reply=in_thread,
-            absent=[{"ticket": tid} for tid in older],
+            absent=[ticket_fact(tid) for tid in older],
         ),
     ]
-    search = {"queue": queue} if by_queue else {"requester": customer}
+    search: dict[str, Any] = {"queue": queue} if by_queue else {"requester": customer}
     reply = (
-        f"Hi {_first(manager)},\n\nWe have {n_open} open tickets {short} right now. The oldest open one is "
-        f"#{oldest}, opened on {opened[oldest][:10]}.\n\nBest,\n{_first(ctx.user)}"
+        f"Hi {first_name(manager.name)},\n\nWe have {n_open} open tickets {short} right now. The oldest open one is "
+        f"#{oldest}, opened on {opened[oldest][:10]}.\n\nBest,\n{first_name(ctx.user.name)}"
     )
     user = request(ctx, _status_ask(ctx, manager, short, in_thread))
     return ctx.task(
@@ -347,24 +348,17 @@ def ticket_status_report(ctx: FamilyContext) -> Task:
         services=["tickets", "mail"],
         operations=operations,
         title=f"Report the open tickets of {company if not by_queue else 'the ' + queue + ' queue'}",
-        context=_rules(ctx),
+        context=house_rules(ctx),
         turns=[
-            {
-                "user": user,
-                "checks": checks,
-                "solution": [
-                    {
-                        "tool": "mail_search_messages",
-                        "arguments": {"query": _first(manager), "folder": "inbox"},
-                    },
-                    {"tool": "mail_get_message", "arguments": {"message_id": request_id}},
-                    {
-                        "tool": "tickets_search_tickets",
-                        "arguments": {**search, "status": "open", "sort": "oldest"},
-                        "id": "found",
-                    },
-                    {"tool": "mail_reply", "arguments": {"message_id": request_id, "body": reply}},
+            Turn(
+                user=user,
+                checks=checks,
+                solution=[
+                    step("mail_search_messages", query=first_name(manager.name), folder="inbox"),
+                    step("mail_get_message", message_id=request_id),
+                    step("tickets_search_tickets", "found", **search, status="open", sort="oldest"),
+                    step("mail_reply", message_id=request_id, body=reply),
                 ],
-            }
+            )
         ],
     )

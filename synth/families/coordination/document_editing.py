@@ -5,36 +5,42 @@ notes compiled from the calendar and the mail that followed.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
+from coworkenv.checks import Check
 from coworkenv.state import format_time
-from coworkenv.task import Task
+from coworkenv.task import Task, Turn, WorldCall
 from coworkenv.world import Person, World
 
+from ...builders import (
+    core_name,
+    day_text,
+    guard,
+    next_day,
+    operation,
+    person_fact,
+    python_check,
+    slug,
+    states,
+    step,
+    text_fact,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, request
-from ._documents_world import (
+from ..calendar_planning import event_operation
+from .world_folders import (
     archive_folder,
     notes_folder,
     parent,
     policy_folder,
     scale,
-    slug,
     team_folder,
     unique_names,
 )
-from ._shared import (
-    Json,
-    _core_name,
-    _day_text,
-    _event,
-    _guard,
-    _next_day,
-    _person,
-    _python,
-    _states,
-    _step,
-)
+
+Json = dict[str, Any]
+"""A policy or a meeting as this module describes it (plain data, not a task part)."""
 
 # -- edit_policy_document ------------------------------------------------------------------------
 
@@ -246,12 +252,15 @@ def _policy_text(doc: Json, owner: Person, amounts: dict[str, int], year: int) -
     return "\n".join([*head, *doc.get("header", []), *rows, "", *doc["outro"]]) + "\n"
 
 
-def _file(path: str, content: str, owner: Person, at: datetime) -> Json:
-    params = {"path": path, "content": content, "modified_by": owner.email, "created_at": format_time(at)}
-    return {"service": "files", "operation": "add_file", "params": params}
+def _file(path: str, content: str, owner: Person, at: datetime) -> WorldCall:
+    return operation(
+        "files", "add_file", path=path, content=content, modified_by=owner.email, created_at=format_time(at)
+    )
 
 
-def _policy_distractors(ctx: FamilyContext, doc: Json, owner: Person, amounts: dict[str, int]) -> list[Json]:
+def _policy_distractors(
+    ctx: FamilyContext, doc: Json, owner: Person, amounts: dict[str, int]
+) -> list[WorldCall]:
     """An FAQ quoting today's values (in the desk team's folder) and archived versions of
     earlier years: all stay as they are."""
     world = ctx.the_world
@@ -366,8 +375,8 @@ def edit_policy_document(ctx: FamilyContext) -> Task:
     for label, cur, _ in new_values:
         prefix, suffix = doc["line"].format(label=label, currency=cur, amount="\0").split("\0")
         items[label] = (prefix.rstrip(), suffix.lstrip().rstrip())
-    checks = [
-        _python(
+    checks: list[Check] = [
+        python_check(
             f"value-{i}",
             f"The document gives {label} as {cur} {new}",
             POLICY_LIB,
@@ -377,7 +386,7 @@ def edit_policy_document(ctx: FamilyContext) -> Task:
         for i, (label, cur, new) in enumerate(new_values)
     ]
     checks.append(
-        _python(
+        python_check(
             "stamped",
             f"The last line is 'Last updated: {today.isoformat()}'",
             POLICY_LIB,
@@ -387,18 +396,22 @@ def edit_policy_document(ctx: FamilyContext) -> Task:
     )
     rest = "Every line outside the requested values and the stamp is as it was"
     checks.append(
-        _guard(_python("rest-unchanged", rest, POLICY_LIB, {"path": doc["path"], "items": items}, REST_CHECK))
+        guard(
+            python_check(
+                "rest-unchanged", rest, POLICY_LIB, {"path": doc["path"], "items": items}, REST_CHECK
+            )
+        )
     )
     solution = [
-        _step("files_read_file", path=doc["path"]),
-        _step("files_write_file", path=doc["path"], content=new_content, mode="overwrite"),
+        step("files_read_file", path=doc["path"]),
+        step("files_write_file", path=doc["path"], content=new_content, mode="overwrite"),
     ]
     return ctx.task(
         capability_id="document_editing",
         services=["files"],
         operations=ops,
         title=f"Update {doc['path']}",
-        turns=[{"user": user_text, "checks": checks, "solution": solution}],
+        turns=[Turn(user=user_text, checks=checks, solution=solution)],
     )
 
 
@@ -442,15 +455,16 @@ LAYOUT_CHECK = """def check(initial, final, audit):
 """
 
 
-def _mail(sender: Person, to: list[str], subject: str, body: str, at: datetime) -> Json:
-    params = {
-        "from_addr": sender.email,
-        "to": to,
-        "subject": subject,
-        "body": body,
-        "sent_at": format_time(at),
-    }
-    return {"service": "mail", "operation": "add_message", "params": params}
+def _mail(sender: Person, to: list[str], subject: str, body: str, at: datetime) -> WorldCall:
+    return operation(
+        "mail",
+        "add_message",
+        from_addr=sender.email,
+        to=to,
+        subject=subject,
+        body=body,
+        sent_at=format_time(at),
+    )
 
 
 def _seeded_titles(ctx: FamilyContext) -> set[str]:
@@ -503,7 +517,7 @@ def _notes_meeting(ctx: FamilyContext) -> Json:
 
 def _decision_mails(
     ctx: FamilyContext, title: str, people: list[Person], decisions: list[str], after: datetime
-) -> list[Json]:
+) -> list[WorldCall]:
     """A thread in which the attendees write down the decisions, one per mail."""
     everyone = [ctx.user.email] + [p.email for p in people]
     ops = []
@@ -524,8 +538,8 @@ def _decision_mails(
 
 
 def _decoy_mails(
-    ctx: FamilyContext, kinds: list, picks: list[list[str]], after: datetime
-) -> tuple[list, list]:
+    ctx: FamilyContext, kinds: list[tuple[str, list[str]]], picks: list[list[str]], after: datetime
+) -> tuple[list[WorldCall], list[str]]:
     """Mails with decisions of other meetings (other values of the same kinds): the notes leave them out."""
     ops, values = [], []
     for i in range(ctx.difficulty.distractors):
@@ -544,7 +558,7 @@ def _decoy_mails(
 
 def _notes_request(ctx: FamilyContext, title: str, day: date, path: str) -> str:
     """The user's request: where the notes go, the attendees and the mailed decisions."""
-    when = _day_text(day)
+    when = day_text(day)
     write = ctx.choice(
         [
             f"Write up notes for the '{title}' meeting on {when} and save them as {path}.",
@@ -600,7 +614,7 @@ def compile_meeting_notes(ctx: FamilyContext) -> Task:
     decisions = [text.format(v=v) for (text, _), v in zip(kinds, tokens, strict=True)]
     end = meeting["start"] + timedelta(minutes=60)
     invited = [(p.email, "accepted") for p in meeting["invited"]]
-    ops = [_event(organizer, title, meeting["start"], end, invited)]
+    ops = [event_operation(organizer, title, meeting["start"], end, invited)]
     ops += _decision_mails(ctx, title, people, decisions, end + timedelta(minutes=30))
     decoys, decoy_values = _decoy_mails(ctx, kinds, picks, end + timedelta(minutes=45))
     ops += decoys
@@ -609,38 +623,43 @@ def compile_meeting_notes(ctx: FamilyContext) -> Task:
     attendees = [p for p in people if p is not ctx.user]
     user_text = _notes_request(ctx, title, day, path)
     notes_row = {"path": path, "kind": "file"}
-    others = [{"text": v} for v in decoy_values]
-    checks = [
-        _states(
-            f"attendee-{i}", f"The notes name {p.name}", "files_nodes", notes_row, ["content"], [_person(p)]
+    others = [text_fact(v) for v in decoy_values]
+    checks: list[Check] = [
+        states(
+            f"attendee-{i}",
+            f"The notes name {p.name}",
+            "files_nodes",
+            notes_row,
+            ["content"],
+            [person_fact(p)],
         )
         for i, p in enumerate(attendees)
     ]
     checks += [
-        _states(
+        states(
             f"decision-{i}",
             f"The notes record: {decision}" + (" (and no other meeting's decision)" if others else ""),
             "files_nodes",
             notes_row,
             ["content"],
-            [{"text": token}],
-            others,
+            [text_fact(token)],
+            absent=others,
         )
         for i, (token, decision) in enumerate(zip(tokens, decisions, strict=True))
     ]
-    items = [[p.email.lower(), _core_name(p).lower()] for p in attendees] + [[t.lower()] for t in tokens]
+    items = [[p.email.lower(), core_name(p).lower()] for p in attendees] + [[t.lower()] for t in tokens]
     layout = "Each attendee and each decision is on a line of its own"
     checks.append(
-        _python("one-per-line", layout, "import json", {"path": path, "items": items}, LAYOUT_CHECK)
+        python_check("one-per-line", layout, "import json", {"path": path, "items": items}, LAYOUT_CHECK)
     )
     notes = [f"# {title} - {day.isoformat()}", "", "Attendees:"]
     notes += [f"- {p.name} ({p.email})" for p in [*attendees, ctx.user]]
     notes += ["", "## Decisions", *[f"- {d}" for d in decisions]]
     solution = [
-        _step("calendar_list_events", start=day.isoformat(), end=_next_day(day), query=title),
-        _step("mail_search_messages", "found", query=f"Decisions {title}"),
-        _step("mail_get_thread", thread_id={"$ref": "found.messages.0.thread_id"}),
-        _step("files_write_file", path=path, content="\n".join(notes) + "\n"),
+        step("calendar_list_events", start=day.isoformat(), end=next_day(day), query=title),
+        step("mail_search_messages", "found", query=f"Decisions {title}"),
+        step("mail_get_thread", thread_id={"$ref": "found.messages.0.thread_id"}),
+        step("files_write_file", path=path, content="\n".join(notes) + "\n"),
     ]
     return ctx.task(
         capability_id="document_editing",
@@ -648,5 +667,5 @@ def compile_meeting_notes(ctx: FamilyContext) -> Task:
         operations=ops,
         title=f"Meeting notes for {title}",
         extra_capabilities=["find_and_report"],
-        turns=[{"user": user_text, "checks": checks, "solution": solution}],
+        turns=[Turn(user=user_text, checks=checks, solution=solution)],
     )

@@ -18,36 +18,40 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from coworkenv.checks import Check, Guards
 from coworkenv.servers.calendar.availability import WorkingHours
 from coworkenv.servers.calendar.availability import people as calendar_people
 from coworkenv.state import Workspace, format_time
-from coworkenv.task import Task
+from coworkenv.task import Task, Turn, WorldCall
 from coworkenv.world import Person
 
+from ...builders import (
+    day_text,
+    field_equals,
+    given_name,
+    guard,
+    max_id,
+    next_day,
+    python_check,
+    row_exists,
+    sql_check,
+    step,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, request
-from ._shared import (
-    Json,
-    _check,
-    _day_text,
-    _event,
-    _first,
-    _guard,
-    _max_id,
-    _meeting_days,
-    _next_day,
-    _pick_group,
-    _python,
-    _retry,
-    _shifts,
-    _side_titles,
-    _sql,
-    _step,
-    _titles_near,
-    _window,
-    _workspace,
+from ..calendar_planning import (
+    event_operation,
+    meeting_days,
+    pick_group,
+    retry,
+    shared_window,
+    shifts,
+    side_titles,
+    titles_near,
 )
 
+Plan = dict[str, Any]
+"""What a planning attempt found (the day, the people, the operations and the ids to check)."""
 CALENDAR = ["calendar", "directory"]
 
 
@@ -63,15 +67,11 @@ def _city(zone: str) -> str:
     return zone.rsplit("/", 1)[-1].replace("_", " ")
 
 
-def _field(check_id: str, table: str, where: Json, column: str, value: Any, description: str = "") -> Json:
-    return _check(check_id, "field_equals", description, table=table, where=where, column=column, value=value)
-
-
 PROPER = {*calendar.day_name, *calendar.month_name[1:], "Easter", "Christmas"}
 """Capitalised words that start a topic and keep their capital mid-sentence."""
 
 
-def _topic_phrase(ctx: FamilyContext, topic: str) -> str:
+def topic_phrase(ctx: FamilyContext, topic: str) -> str:
     """A meeting topic as it reads mid-sentence: 'portal outage review', "Friday's storm plan",
     'the Globex renewal'."""
     first = topic.split()[0]
@@ -97,7 +97,7 @@ def _free_starts(
     calendar service's own busy times, and inside their working hours by `reading`."""
     hours = [
         (WorkingHours(start, end, True), ZoneInfo(zone)) if start < end else None
-        for zone, start, end in _shifts(ctx, people, reading)
+        for zone, start, end in shifts(ctx, people, reading)
     ]
     if None in hours:
         return []
@@ -137,18 +137,20 @@ BUSY_TITLES = [
 ]
 
 
-def _blocks(ctx: FamilyContext, people: list[Person], start: datetime, end: datetime) -> list[Json]:
+def _blocks(ctx: FamilyContext, people: list[Person], start: datetime, end: datetime) -> list[WorldCall]:
     """Busy events that together cover [start, end), each on one person's calendar."""
     ops = []
     at = start
     while at < end:
         length = min(timedelta(minutes=ctx.choice([30, 45, 60, 90])), end - at)
-        ops.append(_event(ctx.choice(people), ctx.choice(BUSY_TITLES), at, at + length))
+        ops.append(event_operation(ctx.choice(people), ctx.choice(BUSY_TITLES), at, at + length))
         at += length
     return ops
 
 
-def _harmless(ctx: FamilyContext, group: list[Person], start: datetime, end: datetime, count: int) -> list:
+def _harmless(
+    ctx: FamilyContext, group: list[Person], start: datetime, end: datetime, count: int
+) -> list[WorldCall]:
     """Events in the free gap that keep nobody of the group busy: cancelled ones, declined
     invitations, and other people's meetings."""
     others = ctx.people(exclude=[p.email for p in group])
@@ -157,12 +159,12 @@ def _harmless(ctx: FamilyContext, group: list[Person], start: datetime, end: dat
         member, other = ctx.choice(group), ctx.choice(others)
         title = ctx.choice(BUSY_TITLES)
         if i % 3 == 0:
-            ops.append(_event(member, title, start, end, status="cancelled"))
+            ops.append(event_operation(member, title, start, end, status="cancelled"))
         elif i % 3 == 1:
-            ops.append(_event(other, title, start, end, [(member.email, "declined")]))
+            ops.append(event_operation(other, title, start, end, [(member.email, "declined")]))
         else:
             third = ctx.choice([p for p in others if p is not other])
-            ops.append(_event(other, title, start, end, [(third.email, "accepted")]))
+            ops.append(event_operation(other, title, start, end, [(third.email, "accepted")]))
     return ops
 
 
@@ -267,17 +269,17 @@ SCHEDULE_CHECK = """def check(initial, final, audit):
 # -- schedule_across_zones -----------------------------------------------------------------------
 
 
-def _schedule_plan(ctx: FamilyContext) -> Json | None:
+def _schedule_plan(ctx: FamilyContext) -> Plan | None:
     n = max(1, min(ctx.difficulty.items, 3))
-    day = ctx.choice(_meeting_days(ctx))
-    picked = _pick_group(ctx, day, n, 60, least=1)
+    day = ctx.choice(meeting_days(ctx))
+    picked = pick_group(ctx, day, n, 60, least=1)
     if picked is None:
         return None
     group, window = picked
     everyone = [ctx.user, *group]
     span = (window[1] - window[0]) / timedelta(minutes=1)
     minutes = ctx.choice([m for m in (30, 45, 60) if m + 30 <= span])
-    starts = _free_starts(ctx, _workspace(ctx, CALENDAR, [])[0], everyone, window, minutes)
+    starts = _free_starts(ctx, ctx.seeded(CALENDAR, [])[1], everyone, window, minutes)
     if not starts:
         return None
     target = ctx.choice(starts)
@@ -286,11 +288,13 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
     if gap_end > window[1]:
         return None
     # Busy from the first to the last moment anyone could count as working time together.
-    readings = [w for w in (_window(ctx, day, group, "own"), _window(ctx, day, group, "default")) if w]
+    readings = [
+        w for w in (shared_window(ctx, day, group, "own"), shared_window(ctx, day, group, "default")) if w
+    ]
     lo, hi = min(w[0] for w in readings), max(w[1] for w in readings)
     ops = _blocks(ctx, everyone, lo, target) + _blocks(ctx, everyone, gap_end, hi)
     ops += _harmless(ctx, everyone, target, gap_end, min(ctx.difficulty.distractors, 6))
-    ws, _ = _workspace(ctx, CALENDAR, ops)
+    _, ws = ctx.seeded(CALENDAR, ops)
     fitting = [target + timedelta(minutes=m) for m in range(0, int(slack / timedelta(minutes=1)) + 1, 15)]
     whole_day = _user_day(ctx, day)
     for reading in ("own", "default"):
@@ -301,12 +305,12 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
         "group": group,
         "minutes": minutes,
         "ops": ops,
-        "last_event": _max_id(ws, "calendar_events"),
+        "last_event": max_id(ws, "calendar_events"),
     }
 
 
 def _schedule_request(ctx: FamilyContext, group: list[Person], minutes: int, day: date, topic: str) -> str:
-    names, when = _names(group), _day_text(day)
+    names, when = _names(group), day_text(day)
     steps = ctx.choice(
         [
             (
@@ -331,7 +335,7 @@ def _schedule_request(ctx: FamilyContext, group: list[Person], minutes: int, day
     if away:
         context = ctx.choice(
             [
-                f"{_first(away[0])} works from {_city(away[0].time_zone)}, so mind the time difference.",
+                f"{given_name(away[0])} works from {_city(away[0].time_zone)}, so mind the time difference.",
                 "We are spread over a few time zones, so this needs a bit of care.",
                 "Our calendars are packed that day.",
             ]
@@ -349,13 +353,13 @@ def schedule_across_zones(ctx: FamilyContext) -> Task:
     meeting's length, or half an hour more, so several starts fit). More items: more
     attendees; more distractors: cancelled, declined and other people's events inside the
     free slot. Runs on every world."""
-    plan = _retry(_schedule_plan, ctx, "day with one shared free slot")
+    plan = retry(_schedule_plan, ctx, "day with one shared free slot")
     day, group, minutes, last_event = plan["day"], plan["group"], plan["minutes"], plan["last_event"]
     user = ctx.user
     # A figure in the new event's title would be unchecked text; the world has topics without.
     topics = [t for t in ctx.the_world.vocabulary.meeting_topics if not any(c.isdigit() for c in t)]
     topic = ctx.choice(topics or ["the plan for next month"])
-    text = _schedule_request(ctx, group, minutes, day, _topic_phrase(ctx, topic))
+    text = _schedule_request(ctx, group, minutes, day, topic_phrase(ctx, topic))
     attendees = [p.email for p in group]
     everyone = [user, *group]
     params = {
@@ -366,35 +370,34 @@ def schedule_across_zones(ctx: FamilyContext) -> Task:
         "zones": {p.email: p.time_zone for p in everyone},
         "hours": {
             p.email: [f"{start:%H:%M}", f"{end:%H:%M}"]
-            for p, (_, start, end) in zip(everyone, _shifts(ctx, everyone, "own"), strict=True)
+            for p, (_, start, end) in zip(everyone, shifts(ctx, everyone, "own"), strict=True)
         },
     }
     fits = "One new confirmed meeting with exactly the attendees, of the right length, on the day, inside "
     fits += "everyone's working hours and overlapping nobody's busy time"
-    checks = [_python("meeting-fits", fits, CALENDAR_LIB, params, SCHEDULE_CHECK)]
+    checks: list[Check] = [python_check("meeting-fits", fits, CALENDAR_LIB, params, SCHEDULE_CHECK)]
     checks += [
-        _check(
+        row_exists(
             f"invited-{i}",
-            "row_exists",
             f"{p.name} is invited to a new event",
-            table="calendar_attendees",
-            where={"event_id": {"gt": last_event}, "email": p.email},
+            "calendar_attendees",
+            {"event_id": {"gt": last_event}, "email": p.email},
         )
         for i, p in enumerate(group)
     ]
-    solution = [_step("directory_search_people", query=p.name) for p in group]
+    solution = [step("directory_search_people", query=p.name) for p in group]
     solution += [
-        _step(
+        step(
             "calendar_find_free_slots",
             "free",
             attendees=attendees,
             duration_minutes=minutes,
             window_start=f"{day.isoformat()}T00:00:00",
-            window_end=f"{_next_day(day)}T00:00:00",
+            window_end=f"{next_day(day)}T00:00:00",
             time_zone=user.time_zone,
             granularity_minutes=15,
         ),
-        _step(
+        step(
             "calendar_create_event",
             title=topic[0].upper() + topic[1:],
             start={"$ref": "free.slots.0.start"},
@@ -406,10 +409,10 @@ def schedule_across_zones(ctx: FamilyContext) -> Task:
         capability_id="scheduling_constraints",
         services=CALENDAR,
         operations=plan["ops"],
-        title=f"Book a {minutes}-minute meeting with {_names(group)} on {_day_text(day)}",
-        turns=[{"user": text, "checks": checks, "solution": solution}],
+        title=f"Book a {minutes}-minute meeting with {_names(group)} on {day_text(day)}",
+        turns=[Turn(user=text, checks=checks, solution=solution)],
         # Any start in the free stretch is right (the check judges the fit); the length is not free.
-        guards={"free": ["calendar_events.start_utc", "calendar_events.end_utc"]},
+        guards=Guards(free=["calendar_events.start_utc", "calendar_events.end_utc"]),
     )
 
 
@@ -421,31 +424,33 @@ GENERIC_CALLS = ["{company}: escalation call", "{company}: quarterly review", "{
 def _own_titles(ctx: FamilyContext) -> list[str]:
     """Meetings the user runs in this world (no placeholders), or everyday ones."""
     titles = [m.title for m in ctx.the_world.meetings if m.organizer == "me" and m.attendees]
-    return sorted({t for t in titles if "{" not in t}) or _side_titles(ctx)
+    return sorted({t for t in titles if "{" not in t}) or side_titles(ctx)
 
 
 def _side_meetings(
     ctx: FamilyContext, group: list[Person], day: date, keep: tuple[datetime, datetime]
-) -> list[Json]:
+) -> list[WorldCall]:
     """The user's other meetings with some of the same people, on the day and the next
     weekday, at times free for them and outside `keep` (the meeting, the call and the slot
     after it): they must stay where they are."""
-    placed: list[Json] = []
-    days = [d for d in _meeting_days(ctx) if d >= day][:2]
-    titles = _side_titles(ctx)
+    placed: list[WorldCall] = []
+    days = [d for d in meeting_days(ctx) if d >= day][:2]
+    titles = side_titles(ctx)
     for i in range(ctx.difficulty.distractors):
         when = days[i % len(days)]
         people = ctx.rng.sample(group, ctx.rng.randint(1, len(group)))
-        window = _window(ctx, when, people)
+        window = shared_window(ctx, when, people)
         if window is None:
             continue
-        ws, _ = _workspace(ctx, CALENDAR, placed)
+        _, ws = ctx.seeded(CALENDAR, placed)
         starts = _free_starts(ctx, ws, [ctx.user, *people], window, 30)
         starts = [t for t in starts if t + timedelta(minutes=30) <= keep[0] or t >= keep[1]]
         if starts:
             at = ctx.choice(starts)
             invited = [(p.email, "accepted") for p in people]
-            placed.append(_event(ctx.user, ctx.choice(titles), at, at + timedelta(minutes=30), invited))
+            placed.append(
+                event_operation(ctx.user, ctx.choice(titles), at, at + timedelta(minutes=30), invited)
+            )
     return placed
 
 
@@ -463,24 +468,24 @@ def _call(
     return ctx.choice(free), ctx.person(exclude=exclude), [contact]
 
 
-def _reschedule_plan(ctx: FamilyContext) -> Json | None:
+def _reschedule_plan(ctx: FamilyContext) -> Plan | None:
     n = max(1, min(ctx.difficulty.items, 3))
-    day = ctx.choice(_meeting_days(ctx))
-    picked = _pick_group(ctx, day, n, 240, least=1)
+    day = ctx.choice(meeting_days(ctx))
+    picked = pick_group(ctx, day, n, 240, least=1)
     if picked is None:
         return None
     group, window = picked
     everyone = [ctx.user, *group]
     minutes = ctx.choice([30, 45, 60])
     emails = [p.email for p in everyone]
-    starts = _free_starts(ctx, _workspace(ctx, CALENDAR, [])[0], everyone, window, minutes)
+    starts = _free_starts(ctx, ctx.seeded(CALENDAR, [])[1], everyone, window, minutes)
     half_hour, three_hours = timedelta(minutes=30), timedelta(minutes=180)
     pairs = [(s, g) for s in starts for g in starts if half_hour <= g - s <= three_hours]
     if not pairs:
         return None
     start, new_start = ctx.choice(pairs)
     side = _side_meetings(ctx, group, day, (start, new_start + timedelta(minutes=minutes)))
-    taken = _titles_near(_workspace(ctx, CALENDAR, [])[0], *_user_day(ctx, day))
+    taken = titles_near(ctx.seeded(CALENDAR, [])[1], *_user_day(ctx, day))
     titles = [t for t in _own_titles(ctx) if t not in taken]
     found = _call(ctx, emails, taken)
     if not titles or found is None:
@@ -488,13 +493,13 @@ def _reschedule_plan(ctx: FamilyContext) -> Json | None:
     title, (call, host, guests) = ctx.choice(titles), found
     responses = [(p.email, ctx.choice(["accepted", "accepted", "tentative"])) for p in group]
     end = start + timedelta(minutes=minutes)
-    meeting = _event(
+    meeting = event_operation(
         ctx.user, title, start, end, responses, description=f"Regular {title[:1].lower()}{title[1:]}."
     )
     invited = [(ctx.user.email, "accepted")] + [(g.email, "accepted") for g in guests]
-    clash = _event(host, call, start, new_start, invited)
+    clash = event_operation(host, call, start, new_start, invited)
     ops = [*side, meeting, clash]
-    ws, results = _workspace(ctx, CALENDAR, ops)
+    results, ws = ctx.seeded(CALENDAR, ops)
     meeting_id = results[len(side)]["id"]
     rest = (start, _user_day(ctx, day)[1])
     for reading in ("own", "default"):
@@ -511,12 +516,12 @@ def _reschedule_plan(ctx: FamilyContext) -> Json | None:
         "ops": ops,
         "meeting_id": meeting_id,
         "new_start": new_start,
-        "side": [(r["id"], op["params"]["start"]) for r, op in zip(results, side, strict=False)],
+        "side": [(r["id"], op.params["start"]) for r, op in zip(results, side, strict=False)],
     }
 
 
-def _reschedule_request(ctx: FamilyContext, plan: Json) -> str:
-    title, call, host, when = plan["title"], plan["call"], plan["host"], _day_text(plan["day"])
+def _reschedule_request(ctx: FamilyContext, plan: Plan) -> str:
+    title, call, host, when = plan["title"], plan["call"], plan["host"], day_text(plan["day"])
     steps = ctx.choice(
         [
             (
@@ -540,7 +545,7 @@ def _reschedule_request(ctx: FamilyContext, plan: Json) -> str:
         [
             f"{host.name} just put '{call}' on my calendar, and it clashes with my '{title}'.",
             f"'{call}' now overlaps my '{title}'.",
-            f"{_first(host)} booked '{call}' right on top of my '{title}'.",
+            f"{given_name(host)} booked '{call}' right on top of my '{title}'.",
         ]
     )
     short = f"Move my '{title}' on {when} to the first slot after '{call}' that day that suits everyone"
@@ -553,7 +558,7 @@ def reschedule_conflict(ctx: FamilyContext) -> Task:
     time after the call, the same day, that suits every attendee. More items: more attendees;
     more distractors: the user's other meetings with them, which must not move. Runs on every
     world."""
-    plan = _retry(_reschedule_plan, ctx, "meeting with a later free slot")
+    plan = retry(_reschedule_plan, ctx, "meeting with a later free slot")
     day, minutes, title, call = plan["day"], plan["minutes"], plan["title"], plan["call"]
     meeting_id, new_start = plan["meeting_id"], plan["new_start"]
     text = _reschedule_request(ctx, plan)
@@ -562,39 +567,41 @@ def reschedule_conflict(ctx: FamilyContext) -> Task:
     new_end = format_time(new_start + timedelta(minutes=minutes))
     invitees = "SELECT group_concat(email, ',') FROM (SELECT lower(email) AS email FROM calendar_attendees "
     invitees += f"WHERE event_id = {meeting_id} ORDER BY email)"
-    checks = [
-        _field(
+    checks: list[Check] = [
+        field_equals(
             "moved-to-next-slot",
+            "Same event, new start",
             "calendar_events",
             me,
             "start_utc",
             format_time(new_start),
-            "Same event, new start",
         ),
-        _field("length-kept", "calendar_events", me, "end_utc", new_end),
-        _guard(_field("still-confirmed", "calendar_events", me, "status", "confirmed")),
-        _guard(_sql("same-invitees", "The invitees are unchanged", invitees, ",".join(emails))),
+        field_equals("length-kept", "", "calendar_events", me, "end_utc", new_end),
+        guard(field_equals("still-confirmed", "", "calendar_events", me, "status", "confirmed")),
+        guard(sql_check("same-invitees", "The invitees are unchanged", invitees, ",".join(emails))),
     ]
     checks += [
-        _guard(_field(f"other-meeting-{i}-stays", "calendar_events", {"id": event_id}, "start_utc", start))
+        guard(
+            field_equals(
+                f"other-meeting-{i}-stays", "", "calendar_events", {"id": event_id}, "start_utc", start
+            )
+        )
         for i, (event_id, start) in enumerate(plan["side"])
     ]
     solution = [
-        _step(
-            "calendar_list_events", start=day.isoformat(), end=_next_day(day), time_zone=ctx.user.time_zone
-        ),
-        _step(
+        step("calendar_list_events", start=day.isoformat(), end=next_day(day), time_zone=ctx.user.time_zone),
+        step(
             "calendar_find_free_slots",
             "free",
             attendees=emails,
             duration_minutes=minutes,
             window_start=format_time(new_start),
-            window_end=f"{_next_day(day)}T00:00:00",
+            window_end=f"{next_day(day)}T00:00:00",
             time_zone=ctx.user.time_zone,
             granularity_minutes=15,
             ignore_event_id=meeting_id,
         ),
-        _step(
+        step(
             "calendar_update_event",
             event_id=meeting_id,
             start={"$ref": "free.slots.0.start"},
@@ -606,5 +613,5 @@ def reschedule_conflict(ctx: FamilyContext) -> Task:
         services=CALENDAR,
         operations=plan["ops"],
         title=f"Move '{title}' out of a clash with '{call}'",
-        turns=[{"user": text, "checks": checks, "solution": solution}],
+        turns=[Turn(user=text, checks=checks, solution=solution)],
     )

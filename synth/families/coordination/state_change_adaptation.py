@@ -15,32 +15,39 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from coworkenv.checks import Check, Guards
 from coworkenv.state import format_time
-from coworkenv.task import Task
+from coworkenv.task import Event, Task, Turn, WorldCall
 from coworkenv.world import Person, Queue, Topic
 
+from ...builders import (
+    day_text,
+    event,
+    mail_sent,
+    max_id,
+    next_day,
+    operation,
+    sql_check,
+    sql_text,
+    states,
+    step,
+    text_fact,
+    time_fact,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
-from ._shared import (
-    Json,
-    _day_text,
-    _event,
-    _mail_sent,
-    _max_id,
-    _meeting_days,
-    _named,
-    _next_day,
-    _pick_group,
-    _q,
-    _retry,
-    _side_titles,
-    _sql,
-    _states,
-    _step,
-    _time,
-    _titles_near,
-    _workspace,
+from ..calendar_planning import (
+    event_operation,
+    meeting_days,
+    pick_group,
+    retry,
+    side_titles,
+    titles_near,
+    unambiguous,
 )
+
+Plan = dict[str, Any]
+"""What a planning attempt found (the day, the people, the times, the title)."""
 
 # -- reply_after_new_info ------------------------------------------------------------------------
 
@@ -49,7 +56,7 @@ from ._shared import (
 class _Case:
     """A customer's problem: who, about which reference (and the one they meant), in which queue."""
 
-    customer: Any
+    customer: Person
     queue: str
     subject: str
     problem: str
@@ -95,7 +102,7 @@ def _new_ticket(customer: Person, last_ticket: int, condition: str) -> str:
     """SQL: whether a ticket created in the episode for `customer` meets `condition` (on t)."""
     return (
         f"SELECT count(*) > 0 FROM tickets_tickets t WHERE t.id > {last_ticket} "
-        f"AND lower(t.requester) = '{_q(customer.email)}' AND {condition}"
+        f"AND lower(t.requester) = '{sql_text(customer.email)}' AND {condition}"
     )
 
 
@@ -115,21 +122,22 @@ def _count_new_tickets(last_ticket: int, email: str) -> str:
     )
 
 
-def _customer_mail(customer: Person, mail_id: int, body: str, announced: bool, minutes: int) -> Json:
-    params = {"from_addr": customer.email, "in_reply_to": mail_id, "body": body}
-    return {
-        "service": "mail",
-        "operation": "deliver_inbound",
-        "announced": announced,
-        "advance_minutes": minutes,
-        "params": params,
-    }
+def _customer_mail(customer: Person, mail_id: int, body: str, announced: bool, minutes: int) -> Event:
+    return event(
+        "mail",
+        "deliver_inbound",
+        minutes=minutes,
+        announced=announced,
+        from_addr=customer.email,
+        in_reply_to=mail_id,
+        body=body,
+    )
 
 
-def _first_ticket_turn(ctx: FamilyContext, case: _Case) -> Json:
+def _first_ticket_turn(ctx: FamilyContext, case: _Case) -> Turn:
     customer, queue = case.customer, case.queue
     first = first_name(customer.name)
-    c = _q(customer.email)
+    c = sql_text(customer.email)
     created = _count_new_tickets(case.last, c)
     steps = ctx.choice(
         [
@@ -151,27 +159,27 @@ def _first_ticket_turn(ctx: FamilyContext, case: _Case) -> Json:
     )
     context = ctx.choice(["It came in half an hour ago.", "They sound worried about it.", ""])
     short = f"Ticket in {queue} for {customer.name}'s new mail, them as requester"
-    return {
-        "user": request(ctx, Ask(steps=steps, context=context, short=short)),
-        "checks": [
-            _sql(
+    return Turn(
+        user=request(ctx, Ask(steps=steps, context=context, short=short)),
+        checks=[
+            sql_check(
                 "ticket-created",
                 f"One new {queue} ticket for the customer",
-                created + f" AND queue = '{_q(queue)}'",
+                created + f" AND queue = '{sql_text(queue)}'",
             ),
-            _states(
+            states(
                 "ticket-names-order",
                 f"The new ticket names {case.order}",
                 "tickets_tickets",
                 {"id": {"gt": case.last}, "requester": customer.email},
                 ["title", "description"],
-                [{"text": case.order}],
+                [text_fact(case.order)],
             ),
         ],
-        "solution": [
-            _step("mail_search_messages", "m", query=customer.name),
-            _step("mail_get_message", message_id={"$ref": "m.messages.0.id"}),
-            _step(
+        solution=[
+            step("mail_search_messages", "m", query=customer.name),
+            step("mail_get_message", message_id={"$ref": "m.messages.0.id"}),
+            step(
                 "tickets_create_ticket",
                 title=case.subject,
                 queue=queue,
@@ -179,17 +187,17 @@ def _first_ticket_turn(ctx: FamilyContext, case: _Case) -> Json:
                 requester=customer.email,
             ),
         ],
-    }
+    )
 
 
-def _second_turn(ctx: FamilyContext, case: _Case) -> Json:
+def _second_turn(ctx: FamilyContext, case: _Case) -> Turn:
     """The customer writes again, silently: a corrected reference, or the problem is solved."""
     customer, order, new_order, last = case.customer, case.order, case.new_order, case.last
     first = first_name(customer.name)
     find = [
-        _step("mail_search_messages", "new", sender=customer.email, unread=True),
-        _step("mail_get_message", message_id={"$ref": "new.messages.0.id"}),
-        _step("tickets_search_tickets", "t", requester=customer.email, sort="newest"),
+        step("mail_search_messages", "new", sender=customer.email, unread=True),
+        step("mail_get_message", message_id={"$ref": "new.messages.0.id"}),
+        step("tickets_search_tickets", "t", requester=customer.email, sort="newest"),
     ]
     ticket = {"$ref": "t.tickets.0.id"}
     if case.variant == "correction":
@@ -200,19 +208,19 @@ def _second_turn(ctx: FamilyContext, case: _Case) -> Json:
         )
         mentions += "(SELECT 1 FROM tickets_comments k WHERE k.ticket_id = t.id AND "
         mentions += f"instr(upper(k.body), '{new_order}') > 0))"
-        check = _sql(
+        check = sql_check(
             "new-order-recorded",
             f"The ticket now mentions {new_order}",
             _new_ticket(customer, last, mentions),
         )
         note = f"The customer corrected the reference: it is {new_order}, not {order}."
-        act = _step("tickets_add_comment", ticket_id=ticket, body=note, visibility="internal")
+        act = step("tickets_add_comment", ticket_id=ticket, body=note, visibility="internal")
     else:
         body = f"Hello,\n\ngood news: we sorted out {order} ourselves, so you can close the ticket."
         body += f"\n\n{first}"
         done = _new_ticket(customer, last, "t.status IN ('resolved', 'closed')")
-        check = _sql("ticket-resolved", "The customer's new ticket is resolved or closed", done)
-        act = _step("tickets_update_ticket", ticket_id=ticket, status="resolved")
+        check = sql_check("ticket-resolved", "The customer's new ticket is resolved or closed", done)
+        act = step("tickets_update_ticket", ticket_id=ticket, status="resolved")
     steps = ctx.choice(
         [
             (f"Check whether {first} has written again and update their ticket to match.",),
@@ -221,23 +229,23 @@ def _second_turn(ctx: FamilyContext, case: _Case) -> Json:
         ]
     )
     context = ctx.choice(["They may have replied by now.", "It has been a while since their first mail.", ""])
-    return {
-        "user": request(
+    return Turn(
+        user=request(
             ctx,
             Ask(steps=steps, context=context, short=f"Anything new from {first}? Keep the ticket current"),
         ),
-        "events": [_customer_mail(customer, case.mail_id, body, False, 90)],
-        "checks": [check],
-        "solution": [*find, act],
-    }
+        events=[_customer_mail(customer, case.mail_id, body, False, 90)],
+        checks=[check],
+        solution=[*find, act],
+    )
 
 
-def _third_turn(ctx: FamilyContext, case: _Case) -> Json:
+def _third_turn(ctx: FamilyContext, case: _Case) -> Turn:
     """The customer writes once more, and the user says so: all is sorted now (close the
     ticket), or the solved problem is back (reopen it and tell the customer)."""
     customer, last = case.customer, case.last
     first = first_name(customer.name)
-    find = _step("tickets_search_tickets", "t3", requester=customer.email, sort="newest")
+    find = step("tickets_search_tickets", "t3", requester=customer.email, sort="newest")
     ticket = {"$ref": "t3.tickets.0.id"}
     if case.variant == "correction":
         order = case.new_order
@@ -249,8 +257,8 @@ def _third_turn(ctx: FamilyContext, case: _Case) -> Json:
             short=f"{first} says {order} is sorted, close their ticket",
         )
         done = _new_ticket(customer, last, "t.status IN ('resolved', 'closed')")
-        checks = [_sql("closed-after-delivery", "The ticket is resolved or closed", done)]
-        solution = [find, _step("tickets_update_ticket", ticket_id=ticket, status="resolved")]
+        checks: list[Check] = [sql_check("closed-after-delivery", "The ticket is resolved or closed", done)]
+        solution = [find, step("tickets_update_ticket", ticket_id=ticket, status="resolved")]
     else:
         order = case.order
         body = f"Hi again,\n\nI spoke too soon: the problem with {order} is back. Can you look again?"
@@ -275,19 +283,19 @@ def _third_turn(ctx: FamilyContext, case: _Case) -> Json:
         told = (
             "EXISTS (SELECT 1 FROM tickets_comments k WHERE k.ticket_id = t.id AND k.visibility = 'public' "
         )
-        told += f"AND lower(k.author) = '{_q(ctx.user.email)}' AND k.created_at >= '{since}')"
+        told += f"AND lower(k.author) = '{sql_text(ctx.user.email)}' AND k.created_at >= '{since}')"
         checks = [
-            _sql(
+            sql_check(
                 "reopened",
                 "The ticket is active again",
                 _new_ticket(customer, last, "t.status IN ('open', 'pending', 'in_progress')"),
             ),
-            _sql(
+            sql_check(
                 "customer-told",
                 "A new public comment by the user after the mail",
                 _new_ticket(customer, last, told),
             ),
-            _states(
+            states(
                 "customer-told-what",
                 f"That comment says the problem with {order} is being looked into again (names {order})",
                 "tickets_comments",
@@ -298,25 +306,25 @@ def _third_turn(ctx: FamilyContext, case: _Case) -> Json:
                     "created_at": {"ge": since},
                 },
                 ["body"],
-                [{"text": order}],
+                [text_fact(order)],
             ),
         ]
         reply = f"{greeting(customer)}\n\nsorry to hear the problem with {order} is back. We have reopened "
         reply += "the ticket and are looking into it again."
         solution = [
             find,
-            _step("tickets_update_ticket", ticket_id=ticket, status="open"),
-            _step("tickets_add_comment", ticket_id=ticket, body=reply, visibility="public"),
+            step("tickets_update_ticket", ticket_id=ticket, status="open"),
+            step("tickets_add_comment", ticket_id=ticket, body=reply, visibility="public"),
         ]
-    return {
-        "user": request(ctx, ask),
-        "events": [_customer_mail(customer, case.mail_id, body, True, 120)],
-        "checks": checks,
-        "solution": solution,
-    }
+    return Turn(
+        user=request(ctx, ask),
+        events=[_customer_mail(customer, case.mail_id, body, True, 120)],
+        checks=checks,
+        solution=solution,
+    )
 
 
-def _old_tickets(ctx: FamilyContext, customer: Person, queue: str, topics: list[Topic]) -> list[Json]:
+def _old_tickets(ctx: FamilyContext, customer: Person, queue: str, topics: list[Topic]) -> list[WorldCall]:
     """Older tickets of the same customer about other references: they stay untouched."""
     ops = []
     for i in range(ctx.difficulty.distractors):
@@ -327,7 +335,7 @@ def _old_tickets(ctx: FamilyContext, customer: Person, queue: str, topics: list[
             "status": ctx.choice(["open", "in_progress", "resolved"]),
             "created_at": format_time(ctx.start - timedelta(days=3 + 4 * i)),
         }
-        ops.append({"service": "tickets", "operation": "add_ticket", "params": params})
+        ops.append(operation("tickets", "add_ticket", **params))
     return ops
 
 
@@ -344,7 +352,7 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
     With three turns an announced mail changes things once more. More distractors: older
     tickets of the same customer, which stay untouched. Runs on every world."""
     services = ["mail", "tickets"]
-    customer = ctx.choice(_named(ctx, ctx.people(internal=False)) or ctx.people(internal=False))
+    customer = ctx.choice(unambiguous(ctx, ctx.people(internal=False)) or ctx.people(internal=False))
     queue = _customer_queue(ctx)
     topics = _reference_topics(ctx, queue)
     order, new_order = (
@@ -361,9 +369,9 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
     body = f"Hello,\n\n{problem}{reference}{ask}\n\nKind regards,\n{customer.name}\n{customer.company}"
     sent = format_time(ctx.start - timedelta(minutes=35))
     mail = {"from_addr": customer.email, "subject": subject, "body": body, "sent_at": sent}
-    ops = [{"service": "mail", "operation": "deliver_inbound", "params": mail}]
+    ops = [operation("mail", "deliver_inbound", **mail)]
     ops += _old_tickets(ctx, customer, queue.name, topics)
-    ws, results = _workspace(ctx, services, ops)
+    results, ws = ctx.seeded(services, ops)
     case = _Case(
         customer=customer,
         queue=queue.name,
@@ -372,13 +380,13 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
         order=order,
         new_order=new_order,
         variant=ctx.choice(["correction", "solved"]),
-        last=_max_id(ws, "tickets_tickets"),
+        last=max_id(ws, "tickets_tickets"),
         mail_id=results[0]["id"],
     )
     turns = [_first_ticket_turn(ctx, case), _second_turn(ctx, case)]
     if ctx.difficulty.turns >= 3:
         turns.append(_third_turn(ctx, case))
-    c = _q(customer.email)
+    c = sql_text(customer.email)
     created = _count_new_tickets(case.last, c)
     # When the last turn closes the ticket, resolved and closed are both right.
     closes = (case.variant == "solved") == (len(turns) == 2)
@@ -390,9 +398,9 @@ def reply_after_new_info(ctx: FamilyContext) -> Task:
         extra_capabilities=["cross_service_handoff"],
         turns=turns,
         checks=[
-            _sql("one-ticket", "Exactly one new ticket for the customer in the whole episode", created),
+            sql_check("one-ticket", "Exactly one new ticket for the customer in the whole episode", created),
         ],
-        guards={"free": ["tickets_tickets.status"]} if closes else {},
+        guards=Guards(free=["tickets_tickets.status"]) if closes else None,
     )
 
 
@@ -415,12 +423,12 @@ def _moved_titles(ctx: FamilyContext) -> list[str]:
     return sorted(t for t in titles - {"Coffee chat"} if not re.search(r"\d", t))
 
 
-def _moved_plan(ctx: FamilyContext) -> Json | None:
+def _moved_plan(ctx: FamilyContext) -> Plan | None:
     """A meeting on the hour inside the shared hours, and a new start half an hour off the
     hour (so no old and new time read alike in any zone)."""
     n = max(1, min(ctx.difficulty.items, 3)) + 1
-    day = ctx.choice(_meeting_days(ctx)[:4])
-    picked = _pick_group(ctx, day, n, 180, least=2)
+    day = ctx.choice(meeting_days(ctx)[:4])
+    picked = pick_group(ctx, day, n, 180, least=2)
     if picked is None:
         return None
     group, (lo, hi) = picked
@@ -429,7 +437,7 @@ def _moved_plan(ctx: FamilyContext) -> Json | None:
     start = ctx.choice([lo + timedelta(hours=h) for h in range(12) if lo + timedelta(hours=h) + length <= hi])
     moves = [start + timedelta(minutes=m) for m in (-150, -90, 90, 150, 210)]
     moves = [m for m in moves if lo <= m and m + length <= hi]
-    taken = _titles_near(_workspace(ctx, ["calendar", "mail"], [])[0], lo, hi)
+    taken = titles_near(ctx.seeded(["calendar", "mail"], [])[1], lo, hi)
     titles = [t for t in _moved_titles(ctx) if t not in taken]
     if not moves or not titles:
         return None
@@ -459,12 +467,12 @@ def _hello(people: list[Person]) -> str:
     return "Hi both," if len(people) == 2 else "Hi all,"
 
 
-def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Person]) -> Json:
+def _first_mail_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[Person]) -> Turn:
     ask, asked, token = ctx.choice(ASKS)
     day, organizer, emails = plan["day"], plan["group"][0], [p.email for p in people]
-    when = _day_text(day)
-    checks = [
-        _mail_sent(f"asked-{i}", f"A mail to {p.name} asks them to {ask}", [p.email], [{"text": token}])
+    when = day_text(day)
+    checks: list[Check] = [
+        mail_sent(f"asked-{i}", f"A mail to {p.name} asks them to {ask}", [p.email], [text_fact(token)])
         for i, p in enumerate(people)
     ]
     note = f"{_hello(people)}\n\nahead of {_the_meeting(title)} on {day:%A}, could you please {asked}?\n\n"
@@ -484,34 +492,34 @@ def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Pe
     )
     context = ctx.choice(["I want that meeting to be short.", "We ran out of time last round.", ""])
     short = f"Mail everyone on '{title}' ({when}), {organizer.name} too: ask them to {ask}"
-    return {
-        "user": request(ctx, Ask(steps=steps, context=context, short=short)),
-        "checks": checks,
-        "solution": [
-            _step(
+    return Turn(
+        user=request(ctx, Ask(steps=steps, context=context, short=short)),
+        checks=checks,
+        solution=[
+            step(
                 "calendar_list_events",
                 "ev",
                 start=day.isoformat(),
-                end=_next_day(day),
+                end=next_day(day),
                 time_zone=ctx.user.time_zone,
                 query=title,
             ),
-            _step("calendar_get_event", event_id={"$ref": "ev.events.0.event_id"}),
-            _step("mail_send_message", to=emails, subject=title, body=note),
+            step("calendar_get_event", event_id={"$ref": "ev.events.0.event_id"}),
+            step("mail_send_message", to=emails, subject=title, body=note),
         ],
-    }
+    )
 
 
-def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Person], event_id: int) -> Json:
+def _update_turn(ctx: FamilyContext, plan: Plan, title: str, people: list[Person], event_id: int) -> Turn:
     user, organizer, new = ctx.user, plan["group"][0], plan["new"]
     emails = [p.email for p in people]
     # The new time in the user's zone or the recipient's, or any zone the mail names with it.
-    checks = [
-        _mail_sent(
+    checks: list[Check] = [
+        mail_sent(
             f"updated-{i}",
             f"A mail to {p.name} gives the new start time",
             [p.email],
-            [_time(new, user.time_zone, p.time_zone)],
+            [time_fact(new, user.time_zone, p.time_zone)],
         )
         for i, p in enumerate(people)
     ]
@@ -519,7 +527,6 @@ def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Person
     city = user.time_zone.rsplit("/", 1)[-1].replace("_", " ")
     text = f"{_hello(people)}\n\nquick update: {_the_meeting(title)} has moved and now starts at "
     text += f"{local:%H:%M} {city} time, the same day.\n\nThanks,\n{first_name(user.name)}"
-    move = {"event_id": event_id, "start": format_time(new)}
     steps = ctx.choice(
         [
             (f"Tell everyone I wrote to about '{title}' its new time.",),
@@ -534,26 +541,27 @@ def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Person
             f"'{title}' was moved by {first_name(organizer.name)}.",
         ]
     )
-    return {
-        "user": request(
+    return Turn(
+        user=request(
             ctx,
             Ask(steps=steps, context=context, short=f"'{title}' moved, tell the same people the new time"),
         ),
-        "events": [
-            {
-                "service": "calendar",
-                "operation": "move_event",
-                "announced": True,
-                "advance_minutes": 120,
-                "params": move,
-            }
+        events=[
+            event(
+                "calendar",
+                "move_event",
+                minutes=120,
+                announced=True,
+                event_id=event_id,
+                start=format_time(new),
+            )
         ],
-        "checks": checks,
-        "solution": [
-            _step("calendar_get_event", event_id=event_id),
-            _step("mail_send_message", to=emails, subject=f"New time: {title}", body=text),
+        checks=checks,
+        solution=[
+            step("calendar_get_event", event_id=event_id),
+            step("mail_send_message", to=emails, subject=f"New time: {title}", body=text),
         ],
-    }
+    )
 
 
 @family(
@@ -568,18 +576,20 @@ def meeting_moved_announced(ctx: FamilyContext) -> Task:
     turn 2: send the same people the new time. More items: more people on the invite; more
     distractors: the user's other meetings with the organizer on other days, which stay. Runs
     on every world."""
-    plan = _retry(_moved_plan, ctx, "meeting to move")
+    plan = retry(_moved_plan, ctx, "meeting to move")
     user, (organizer, *others) = ctx.user, plan["group"]
     day, start, title = plan["day"], plan["start"], plan["title"]
     invited = [(user.email, "accepted")] + [(p.email, ctx.choice(["accepted", "tentative"])) for p in others]
     end = start + timedelta(minutes=plan["minutes"])
-    ops = [_event(organizer, title, start, end, invited, description=f"{title}.")]
-    other_days = [d for d in _meeting_days(ctx) if d != day]
-    titles = [t for t in _side_titles(ctx) if t != title]
+    ops = [event_operation(organizer, title, start, end, invited, description=f"{title}.")]
+    other_days = [d for d in meeting_days(ctx) if d != day]
+    titles = [t for t in side_titles(ctx) if t != title]
     for i in range(ctx.difficulty.distractors):
         at = start + (other_days[i % len(other_days)] - day) + timedelta(hours=i // len(other_days))
         side = ctx.choice(titles)
-        ops.append(_event(user, side, at, at + timedelta(minutes=30), [(organizer.email, "accepted")]))
+        ops.append(
+            event_operation(user, side, at, at + timedelta(minutes=30), [(organizer.email, "accepted")])
+        )
     event_id = ctx.plant(["calendar", "mail"], ops)[0]["id"]
     people = [organizer, *others]
     return ctx.task(

@@ -10,27 +10,29 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from coworkenv.checks import Check, Fact
 from coworkenv.servers.calendar.store import busy_times
 from coworkenv.state import Workspace, format_time
-from coworkenv.task import Task
+from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 from coworkenv.world import Queue, WorkingHours
 
+from ...builders import (
+    date_fact,
+    mail_sent,
+    max_id,
+    new_ticket_fact,
+    number_fact,
+    operation,
+    sql_check,
+    start_shifted,
+    states,
+    step,
+    task_rules,
+    text_fact,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
-from ._shared import _at, _customer_queues, _formal, _max_id, _op, _plant, _states, _topic_values
-
-ROLE = "You are an AI assistant working in the company's mail, tickets, calendar, files and directory."
-
-
-def _context(ctx: FamilyContext, *rules: str) -> dict[str, Any]:
-    """The default context of `ctx.task` with the task's rules."""
-    return {
-        "company": ctx.company.name,
-        "user_name": ctx.user.name,
-        "role": ROLE,
-        "rules": list(rules),
-    }
-
+from .world_texts import customer_queues, topic_values, writes_formally
 
 # -- mail_to_ticket ------------------------------------------------------------------------------
 
@@ -56,22 +58,22 @@ class _Problem:
     subject: str
     key: str
     text: str
-    in_title: list[dict[str, Any]]
+    in_title: list[Fact]
     """Facts the subject states besides the reference (figures, an amount, a date)."""
-    in_text: list[dict[str, Any]]
+    in_text: list[Fact]
     """Facts the customer's text states (figures, an amount, a date)."""
 
 
-def _facts(ctx: FamilyContext, template: str, values: dict[str, str]) -> list[dict[str, Any]]:
+def _facts(ctx: FamilyContext, template: str, values: dict[str, str]) -> list[Fact]:
     """The figures, amount and date a topic's template states once filled with `values`."""
-    facts: list[dict[str, Any]] = [{"number": int(n.replace(",", ""))} for n in FIGURE.findall(template)]
+    facts = [number_fact(int(n.replace(",", ""))) for n in FIGURE.findall(template)]
     if "{amount}" in template:
-        facts.append({"number": int(values["amount"].split(".")[0])})
+        facts.append(number_fact(int(values["amount"].split(".")[0])))
     if "{date}" in template:
         day = datetime.strptime(f"{values['date']} {ctx.start.year}", "%d %B %Y").date()
         if day > ctx.start.date():  # a date in December, seen from January
             day = day.replace(year=day.year - 1)
-        facts.append({"date": day.isoformat()})
+        facts.append(date_fact(day))
     return facts
 
 
@@ -79,7 +81,7 @@ def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
     """`count` topics of the customers' queues: those whose title names a reference and no
     other figure first; a world with fewer topics than reports has some topic reported twice
     (with other references)."""
-    topics = [(q, t) for q in _customer_queues(ctx) for t in q.topics]
+    topics = [(q, t) for q in customer_queues(ctx) for t in q.topics]
 
     def plain_title(title: str) -> bool:
         return not FIGURE.search(title) and "{amount}" not in title and "{date}" not in title
@@ -96,7 +98,7 @@ def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
     picks += [ctx.choice(next(pool for pool in pools if pool)) for _ in range(count - len(picks))]
     out = []
     for queue, topic in picks:
-        values = _topic_values(ctx)
+        values = topic_values(ctx)
         found = KEYED.search(topic.title)
         key = values[found.group(1)] if found else values["order"]
         subject = topic.title.format(**values) + ("" if found else f", reference {key}")
@@ -108,60 +110,61 @@ def _problems(ctx: FamilyContext, count: int) -> list[_Problem]:
     return out
 
 
-def _reply_checks(mail: dict[str, Any], customer: str, key: str, first_new: int) -> list[dict]:
+def _reply_checks(mail: dict[str, Any], customer: str, key: str, first_new: int) -> list[Check]:
     """The customer got a reply in their thread, and it refers to the ticket filed for them
     in any form a ticket is referred to (#61, ticket 61, ticket ID 61; a bare 61 is not a
-    reference). The ticket is looked up when the check is judged (`ticket_where`), because
+    reference). The ticket is looked up when the check is judged (`new_ticket_fact`), because
     the tickets may be filed in any order."""
-    reply = {"to": [customer], "thread_of": mail["id"], "reply": True}
     filed = {"id": {"ge": first_new}, "requester": customer}
     return [
-        {
-            "id": f"reply-{key}",
-            "type": "mail_sent",
-            **reply,
-            "description": f"The customer who reported {key} got a reply in their thread",
-        },
-        {
-            "id": f"reply-{key}-ticket",
-            "type": "mail_sent",
-            **reply,
-            "facts": [{"ticket_where": filed}],
-            "description": f"That reply gives the number of the ticket filed about {key}",
-        },
+        mail_sent(
+            f"reply-{key}",
+            f"The customer who reported {key} got a reply in their thread",
+            [customer],
+            thread_of=mail["id"],
+            reply=True,
+        ),
+        mail_sent(
+            f"reply-{key}-ticket",
+            f"That reply gives the number of the ticket filed about {key}",
+            [customer],
+            [new_ticket_fact(filed)],
+            thread_of=mail["id"],
+            reply=True,
+        ),
     ]
 
 
-def _problem_checks(problem: _Problem, customer: str, first_new: int) -> list[dict]:
+def _problem_checks(problem: _Problem, customer: str, first_new: int) -> list[Check]:
     new, key, queue = {"ge": first_new}, problem.key, problem.queue
-    checks = [
-        _states(
+    checks: list[Check] = [
+        states(
             f"ticket-{key}-requester",
+            f"A new ticket with {key} in its title has the customer as requester",
             "tickets_tickets",
             {"id": new, "requester": customer},
             ["title"],
-            [{"text": key}, *problem.in_title],
-            f"A new ticket with {key} in its title has the customer as requester",
+            [text_fact(key), *problem.in_title],
         ),
-        _states(
+        states(
             f"ticket-{key}-queue",
+            f"The ticket about {key} is in {queue}",
             "tickets_tickets",
             {"id": new, "queue": queue},
             ["title"],
-            [{"text": key}],
-            f"The ticket about {key} is in {queue}",
+            [text_fact(key)],
         ),
     ]
     if problem.in_text:
+        stated = ", ".join(str(getattr(f, f.kind)) for f in problem.in_text)
         checks.append(
-            _states(
+            states(
                 f"ticket-{key}-details",
+                f"The description of the ticket about {key} keeps what the customer wrote ({stated})",
                 "tickets_tickets",
                 {"id": new, "requester": customer},
                 ["description"],
                 problem.in_text,
-                f"The description of the ticket about {key} keeps what the customer wrote "
-                f"({', '.join(str(next(iter(f.values()))) for f in problem.in_text)})",
             )
         )
     return checks
@@ -179,23 +182,23 @@ REPLIES = [
 
 def _ticket_and_reply(
     ctx: FamilyContext, message_id: int, customer: Any, problem: _Problem, number: int
-) -> list[dict[str, Any]]:
+) -> list[SolutionStep]:
     """Read the mail, file the ticket (it gets id `number`), reply with its number."""
-    formal = _formal(ctx)
+    formal = writes_formally(ctx)
     reply = (
         f"{greeting(customer, formal=formal)}\n\n{ctx.choice(REPLIES).format(number=number)}\n\n"
         f"{'Kind regards' if formal else 'Best regards'},\n{ctx.user.name}"
     )
-    ticket = {
-        "title": problem.subject,
-        "queue": problem.queue,
-        "requester": customer.email,
-        "description": f"{customer.name} ({customer.company}) wrote: {problem.text}",
-    }
     return [
-        {"tool": "mail_get_message", "arguments": {"message_id": message_id}},
-        {"tool": "tickets_create_ticket", "arguments": ticket},
-        {"tool": "mail_reply", "arguments": {"message_id": message_id, "body": reply}},
+        step("mail_get_message", message_id=message_id),
+        step(
+            "tickets_create_ticket",
+            title=problem.subject,
+            queue=problem.queue,
+            requester=customer.email,
+            description=f"{customer.name} ({customer.company}) wrote: {problem.text}",
+        ),
+        step("mail_reply", message_id=message_id, body=reply),
     ]
 
 
@@ -258,19 +261,15 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
         mails.append((c, subject, f"Hi {user_first},\n\n{body}\n\nBest,\n{c.name}"))
     minutes = ctx.rng.sample(range(5, 175), len(mails))
     operations = [
-        _op("mail", "deliver_inbound", from_addr=c.email, subject=subject, body=body, sent_at=_at(ctx, minutes=-m))
+        operation("mail", "deliver_inbound", from_addr=c.email, subject=subject, body=body, sent_at=start_shifted(ctx, minutes=-m))
         for (c, subject, body), m in zip(mails, minutes, strict=True)
     ]  # fmt: skip
-    results, ws = _plant(ctx, services, operations)
-    first_new = _max_id(ws, "tickets_tickets") + 1
-    checks: list[dict[str, Any]] = []
-    solution: list[dict[str, Any]] = [
-        {
-            "tool": "mail_search_messages",
-            "arguments": {"folder": "inbox", "after": _at(ctx, hours=-3), "limit": 50},
-            "id": "new",
-        },
-        {"tool": "tickets_list_queues", "arguments": {}},  # the queues' names, before filing in one
+    results, ws = ctx.seeded(services, operations)
+    first_new = max_id(ws, "tickets_tickets") + 1
+    checks: list[Check] = []
+    solution = [
+        step("mail_search_messages", "new", folder="inbox", after=start_shifted(ctx, hours=-3), limit=50),
+        step("tickets_list_queues"),  # the queues' names, before filing in one
     ]
     for i, (customer, problem) in enumerate(zip(customers, problems, strict=True)):
         checks += _problem_checks(problem, customer.email, first_new)
@@ -281,11 +280,11 @@ def mail_to_ticket(ctx: FamilyContext) -> Task:
         services=services,
         operations=operations,
         title="Turn customers' problem mails into tickets and reply with the ticket numbers",
-        context=_context(
+        context=task_rules(
             ctx,
             "File every ticket in the queue whose description fits the problem (each queue says what it takes).",
         ),
-        turns=[{"user": request(ctx, _handoff_ask(ctx)), "checks": checks, "solution": solution}],
+        turns=[Turn(user=request(ctx, _handoff_ask(ctx)), checks=checks, solution=solution)],
     )
 
 
@@ -360,7 +359,7 @@ def _meeting_slot(ctx: FamilyContext, ws: Workspace, minutes: int) -> tuple[date
 
 def _busy_blocks(
     ctx: FamilyContext, free: list[Span], minutes: int, owners: list[str], organizers: list[Any]
-) -> list[dict[str, Any]]:
+) -> list[WorldCall]:
     """Meetings that take up some of the free time but leave a slot of `minutes`."""
     for _ in range(30):
         blocks = []
@@ -373,7 +372,7 @@ def _busy_blocks(
             e - s >= timedelta(minutes=minutes) for s, e in _subtract(free, [(s, e) for s, e, _ in blocks])
         ):
             return [
-                _op(
+                operation(
                     "calendar",
                     "add_event",
                     organizer_email=ctx.choice(organizers).email,
@@ -391,24 +390,24 @@ def _busy_blocks(
 def _escalation_queue(ctx: FamilyContext) -> Queue:
     """The customers' queue whose topics the escalated tickets are about: the first with a
     topic per ticket, else the one with the most topics."""
-    queues = _customer_queues(ctx)
+    queues = customer_queues(ctx)
     wanted = 1 + ctx.difficulty.distractors
     return next((q for q in queues if len(q.topics) >= wanted), max(queues, key=lambda q: len(q.topics)))
 
 
-def _escalated_tickets(ctx: FamilyContext, customer: Any, assignee: Any) -> list[dict]:
+def _escalated_tickets(ctx: FamilyContext, customer: Any, assignee: Any) -> list[WorldCall]:
     """The escalated ticket (first) and the customer's other tickets, on other topics."""
     queue = _escalation_queue(ctx)
     topics = ctx.rng.sample(queue.topics, min(len(queue.topics), 1 + ctx.difficulty.distractors))
     ops = []
     for i, topic in enumerate(topics):
-        values = _topic_values(ctx)
+        values = topic_values(ctx)
         params: dict[str, Any] = {
             "title": topic.title.format(**values),
             "description": topic.body.format(**values),
             "queue": queue.name,
             "requester": customer.email,
-            "created_at": _at(ctx, days=-ctx.rng.uniform(0.5, 4)),
+            "created_at": start_shifted(ctx, days=-ctx.rng.uniform(0.5, 4)),
         }
         if i == 0:
             params |= {
@@ -420,7 +419,7 @@ def _escalated_tickets(ctx: FamilyContext, customer: Any, assignee: Any) -> list
         else:
             others = ctx.people(exclude=[assignee.email])
             params |= {"status": ctx.choice(["open", "in_progress"]), "assignee": ctx.choice(others).email}
-        ops.append(_op("tickets", "add_ticket", **params))
+        ops.append(operation("tickets", "add_ticket", **params))
     return ops
 
 
@@ -441,7 +440,7 @@ def _meeting_checks(
     minutes: int,
     free: list[Span],
     day: date,
-) -> list[dict[str, Any]]:
+) -> list[Check]:
     meeting = (
         "SELECT count(*) > 0 FROM calendar_events e JOIN calendar_attendees a ON a.event_id = e.id "
         f"WHERE e.id >= {first_event} AND e.organizer_email = '{ctx.user.email}' AND e.status = 'confirmed' "
@@ -453,27 +452,23 @@ def _meeting_checks(
         f"AND {_in_window_sql(free, minutes)}"
     )
     return [
-        {
-            "id": "meeting-with-assignee",
-            "type": "sql",
-            "query": meeting,
-            "expected": 1,
-            "description": f"A new meeting I organize invites the assignee, {assignee.name}",
-        },
-        {
-            "id": "meeting-fits",
-            "type": "sql",
-            "query": fits,
-            "expected": 1,
-            "description": f"It lasts {minutes} minutes, on the day asked, when both are free and working",
-        },
-        _states(
+        sql_check(
+            "meeting-with-assignee",
+            f"A new meeting I organize invites the assignee, {assignee.name}",
+            meeting,
+        ),
+        sql_check(
+            "meeting-fits",
+            f"It lasts {minutes} minutes, on the day asked, when both are free and working",
+            fits,
+        ),
+        states(
             "internal-note",
+            f"An internal note on #{ticket_id} says the meeting is booked for {day:%A} {day.day} {day:%B}",
             "tickets_comments",
             {"ticket_id": ticket_id, "visibility": "internal"},
             ["body"],
-            [{"date": day.isoformat()}],
-            f"An internal note on #{ticket_id} says the meeting is booked for {day:%A} {day.day} {day:%B}",
+            [date_fact(day)],
         ),
     ]
 
@@ -486,47 +481,37 @@ def _meeting_solution(
     customer: Any,
     minutes: int,
     day: date,
-) -> list[dict[str, Any]]:
+) -> list[SolutionStep]:
     hours = ctx.the_world.working_hours
     window = [f"{day.isoformat()}T00:00:00", f"{(day + timedelta(days=1)).isoformat()}T00:00:00"]
-    slots = {
-        "attendees": [{"$ref": "ticket.assignee"}],
-        "duration_minutes": minutes,
-        "window_start": window[0],
-        "window_end": window[1],
-        "granularity_minutes": 15,
-        "working_hours_start": f"{hours.start:%H:%M}",
-        "working_hours_end": f"{hours.end:%H:%M}",
-    }
-    event = {
-        "title": f"Escalation review: {customer.company}",
-        "start": {"$ref": "slots.slots.0.start"},
-        "end": {"$ref": "slots.slots.0.end"},
-        "attendees": [assignee.email],
-        "description": f"Go through the escalated ticket from {customer.name} and agree on next steps.",
-    }
     note = (
         f"Meeting booked with {assignee.name} on {day:%A} {day.day} {day:%B} to go through this "
         "escalation; the invitation is in both calendars."
     )
     return [
-        {
-            "tool": "tickets_search_tickets",
-            "arguments": {"query": ticket["title"], "tag": "escalated"},
-            "id": "t",
-        },
-        {
-            "tool": "tickets_get_ticket",
-            "arguments": {"ticket_id": {"$ref": "t.tickets.0.id"}},
-            "id": "ticket",
-        },
-        {"tool": "directory_get_person", "arguments": {"email": {"$ref": "ticket.assignee"}}},
-        {"tool": "calendar_find_free_slots", "arguments": slots, "id": "slots"},
-        {"tool": "calendar_create_event", "arguments": event},
-        {
-            "tool": "tickets_add_comment",
-            "arguments": {"ticket_id": ticket_id, "visibility": "internal", "body": note},
-        },
+        step("tickets_search_tickets", "t", query=ticket["title"], tag="escalated"),
+        step("tickets_get_ticket", "ticket", ticket_id={"$ref": "t.tickets.0.id"}),
+        step("directory_get_person", email={"$ref": "ticket.assignee"}),
+        step(
+            "calendar_find_free_slots",
+            "slots",
+            attendees=[{"$ref": "ticket.assignee"}],
+            duration_minutes=minutes,
+            window_start=window[0],
+            window_end=window[1],
+            granularity_minutes=15,
+            working_hours_start=f"{hours.start:%H:%M}",
+            working_hours_end=f"{hours.end:%H:%M}",
+        ),
+        step(
+            "calendar_create_event",
+            title=f"Escalation review: {customer.company}",
+            start={"$ref": "slots.slots.0.start"},
+            end={"$ref": "slots.slots.0.end"},
+            attendees=[assignee.email],
+            description=f"Go through the escalated ticket from {customer.name} and agree on next steps.",
+        ),
+        step("tickets_add_comment", ticket_id=ticket_id, visibility="internal", body=note),
     ]
 
 
@@ -578,19 +563,19 @@ def ticket_to_meeting(ctx: FamilyContext) -> Task:
     services = ["tickets", "calendar", "directory"]
     minutes = ctx.choice([30, 45, 60])
     customer = ctx.person(internal=False)
-    _, seed_ws = _plant(ctx, services, [])
+    _, seed_ws = ctx.seeded(services, [])
     day, assignee, free = _meeting_slot(ctx, seed_ws, minutes)
     tickets = _escalated_tickets(ctx, customer, assignee)
     owners = [[assignee.email, ctx.user.email][i % 2] for i in range(ctx.difficulty.items)]
     organizers = ctx.people(exclude=[assignee.email])
     operations = tickets + _busy_blocks(ctx, free, minutes, owners, organizers)
-    results, ws = _plant(ctx, services, operations)
+    results, ws = ctx.seeded(services, operations)
     ticket_id = results[0]["ticket_id"]
     hours = ctx.the_world.working_hours
     shared = _shared_hours(day, ZoneInfo(ctx.user.time_zone), ZoneInfo(assignee.time_zone), hours)
     free = _free(ws, [ctx.user.email, assignee.email], shared)
-    first_event = _max_id(ws, "calendar_events") + 1
-    ticket = tickets[0]["params"]
+    first_event = max_id(ws, "calendar_events") + 1
+    ticket = tickets[0].params
     rule = f"Working hours are {hours.start:%H:%M} to {hours.end:%H:%M} on weekdays, in each person's own time zone."
     return ctx.task(
         capability_id="cross_service_handoff",
@@ -598,12 +583,12 @@ def ticket_to_meeting(ctx: FamilyContext) -> Task:
         services=services,
         operations=operations,
         title="Book a meeting with an escalated ticket's assignee and note it on the ticket",
-        context=_context(ctx, rule),
+        context=task_rules(ctx, rule),
         turns=[
-            {
-                "user": request(ctx, _meeting_ask(ctx, customer, ticket["title"], minutes, day)),
-                "checks": _meeting_checks(ctx, assignee, ticket_id, first_event, minutes, free, day),
-                "solution": _meeting_solution(ctx, ticket, ticket_id, assignee, customer, minutes, day),
-            }
+            Turn(
+                user=request(ctx, _meeting_ask(ctx, customer, ticket["title"], minutes, day)),
+                checks=_meeting_checks(ctx, assignee, ticket_id, first_event, minutes, free, day),
+                solution=_meeting_solution(ctx, ticket, ticket_id, assignee, customer, minutes, day),
+            )
         ],
     )

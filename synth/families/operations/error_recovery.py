@@ -5,12 +5,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from coworkenv.checks import Check
 from coworkenv.state import Workspace
-from coworkenv.task import Task
+from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 
+from ...builders import (
+    field_equals,
+    guard,
+    max_id,
+    number_fact,
+    operation,
+    row_exists,
+    start_shifted,
+    states,
+    step,
+    text_fact,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, request
-from ._shared import _at, _field, _guard, _max_id, _op, _plant, _slug, _states, _ticket_values
+from .world_texts import ascii_slug, ticket_values
 
 # -- tickets_invalid_transition ------------------------------------------------------------------
 
@@ -68,10 +81,10 @@ def _front(ctx: FamilyContext) -> str:
     return next(q.name for q in ctx.the_world.queues if q.requested_by == "customers")
 
 
-def _stuck_ticket(ctx: FamilyContext, title: str, customer: Any, status: str) -> dict:
-    values = _ticket_values(ctx)
+def _stuck_ticket(ctx: FamilyContext, title: str, customer: Any, status: str) -> WorldCall:
+    values = ticket_values(ctx)
     created = -ctx.rng.uniform(3, 12)
-    return _op(
+    return operation(
         "tickets",
         "add_ticket",
         title=title.format(**values),
@@ -79,38 +92,37 @@ def _stuck_ticket(ctx: FamilyContext, title: str, customer: Any, status: str) ->
         requester=customer.email,
         assignee=ctx.user.email,
         status=status,
-        created_at=_at(ctx, days=created),
-        updated_at=_at(ctx, days=created / 3),
+        created_at=start_shifted(ctx, days=created),
+        updated_at=start_shifted(ctx, days=created / 3),
     )
 
 
-def _closing_steps(tid: int, reason: str, try_first: bool) -> list[dict[str, Any]]:
+def _closing_steps(tid: int, reason: str, try_first: bool) -> list[SolutionStep]:
     """Read the ticket, (try the refused direct close), note the reason, resolve, close."""
     update = "tickets_update_ticket"
-    steps: list[dict[str, Any]] = [{"tool": "tickets_get_ticket", "arguments": {"ticket_id": tid}}]
+    steps = [step("tickets_get_ticket", ticket_id=tid)]
     if try_first:
-        steps.append(
-            {"tool": update, "arguments": {"ticket_id": tid, "status": "closed"}, "expect_error": True}
-        )
-    note = {"ticket_id": tid, "visibility": "internal", "body": f"Done: {reason}."}
+        steps.append(step(update, ticket_id=tid, status="closed", expect_error=True))
     return [
         *steps,
-        {"tool": "tickets_add_comment", "arguments": note},
-        {"tool": update, "arguments": {"ticket_id": tid, "status": "resolved"}},
-        {"tool": update, "arguments": {"ticket_id": tid, "status": "closed"}},
+        step("tickets_add_comment", ticket_id=tid, visibility="internal", body=f"Done: {reason}."),
+        step(update, ticket_id=tid, status="resolved"),
+        step(update, ticket_id=tid, status="closed"),
     ]
 
 
-def _closing_checks(tid: int, key: str, first_comment: int) -> list[dict[str, Any]]:
+def _closing_checks(tid: int, key: str, first_comment: int) -> list[Check]:
     return [
-        _field(f"closed-{tid}", "tickets_tickets", {"id": tid}, "status", "closed", f"#{tid} ends closed"),
-        _states(
+        field_equals(
+            f"closed-{tid}", f"#{tid} ends closed", "tickets_tickets", {"id": tid}, "status", "closed"
+        ),
+        states(
             f"note-{tid}",
+            f"A new internal note on #{tid} gives the reason ({key})",
             "tickets_comments",
             {"ticket_id": tid, "visibility": "internal", "id": {"ge": first_comment}},
             ["body"],
-            [{"text": key}],
-            f"A new internal note on #{tid} gives the reason ({key})",
+            [text_fact(key)],
         ),
     ]
 
@@ -159,32 +171,32 @@ def tickets_invalid_transition(ctx: FamilyContext) -> Task:
     for i in range(ctx.difficulty.distractors):
         status = ctx.choice(["pending", "in_progress", "open"])
         operations.append(_stuck_ticket(ctx, rest[i % len(rest)][0], customers[i % len(customers)], status))
-    results, ws = _plant(ctx, services, operations)
+    results, ws = ctx.seeded(services, operations)
     ids = [r["ticket_id"] for r in results]
     closing, kept = ids[: len(picks)], list(zip(ids[len(picks) :], operations[len(picks) :], strict=True))
-    first_comment = _max_id(ws, "tickets_comments") + 1
+    first_comment = max_id(ws, "tickets_comments") + 1
     checks = [
         c for tid, key in zip(closing, keys, strict=True) for c in _closing_checks(tid, key, first_comment)
     ]
     checks += [
-        _guard(_field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", s, f"#{tid} stays {s}"))
-        for tid, s in ((tid, op["params"]["status"]) for tid, op in kept)
+        guard(field_equals(f"kept-{tid}", f"#{tid} stays {s}", "tickets_tickets", {"id": tid}, "status", s))
+        for tid, s in ((tid, op.params["status"]) for tid, op in kept)
     ]
     solution = [
         step for i, tid in enumerate(closing) for step in _closing_steps(tid, reasons[i], try_first=i == 0)
     ]
-    titles = [op["params"]["title"] for op in operations[: len(closing)]]
+    titles = [op.params["title"] for op in operations[: len(closing)]]
     return ctx.task(
         capability_id="error_recovery",
         services=services,
         operations=operations,
         title="Close unfinished tickets through the allowed status steps, with notes",
         turns=[
-            {
-                "user": request(ctx, _closing_ask(ctx, closing, titles, reasons)),
-                "checks": checks,
-                "solution": solution,
-            }
+            Turn(
+                user=request(ctx, _closing_ask(ctx, closing, titles, reasons)),
+                checks=checks,
+                solution=solution,
+            )
         ],
     )
 
@@ -199,7 +211,7 @@ def _folders(ctx: FamilyContext, ws: Workspace) -> list[str]:
     """Folders for call notes that do not exist yet: under the user's desk team, the sales
     team's accounts, or a shared folder for the month."""
     world = ctx.the_world
-    desk, sales = _slug(world.team("desk")), _slug(world.team("sales"))
+    desk, sales = ascii_slug(world.team("desk")), ascii_slug(world.team("sales"))
     candidates = [
         f"/teams/{desk}/call-notes",
         f"/teams/{desk}/customers/{ctx.start.year}",
@@ -229,22 +241,16 @@ def _missing_dirs(ws: Workspace, folder: str) -> list[str]:
     return missing
 
 
-def _note_checks(i: int, path: str, po: str, discount: int, step: str) -> list[dict[str, Any]]:
+def _note_checks(i: int, path: str, po: str, discount: int, next_step: str) -> list[Check]:
     return [
-        {
-            "id": f"file-{i}",
-            "type": "row_exists",
-            "table": "files_nodes",
-            "where": {"path": path, "kind": "file"},
-            "description": f"{path} exists",
-        },
-        _states(
+        row_exists(f"file-{i}", f"{path} exists", "files_nodes", {"path": path, "kind": "file"}),
+        states(
             f"file-{i}-content",
+            f"{path} holds those notes (purchase order {po}, {discount}% discount, next step: {next_step})",
             "files_nodes",
             {"path": path},
             ["content"],
-            [{"text": po}, {"number": discount, "unit": "%"}, {"text": step}],
-            f"{path} holds those notes (purchase order {po}, {discount}% discount, next step: {step})",
+            [text_fact(po), number_fact(discount, percent=True), text_fact(next_step)],
         ),
     ]
 
@@ -289,7 +295,7 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
     calls = ctx.rng.sample(
         [(c, k) for c in companies for k in MEETING_KINDS], ctx.difficulty.items + ctx.difficulty.distractors
     )
-    _, seed_ws = _plant(ctx, services, [])
+    _, seed_ws = ctx.seeded(services, [])
     folder = ctx.choice(_folders(ctx, seed_ws))
     pos = [f"PO-{ctx.rng.randint(10000, 99999)}" for _ in calls]
     discounts = [ctx.rng.randint(5, 15) for _ in calls]
@@ -300,26 +306,23 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
     ]
     minutes = ctx.rng.sample(range(5, 175), len(calls))
     operations = [
-        _op("mail", "deliver_inbound", from_addr=sender.email, subject=text.split("\n")[0], body=text,
-            sent_at=_at(ctx, minutes=-ago))
+        operation("mail", "deliver_inbound", from_addr=sender.email, subject=text.split("\n")[0], body=text,
+            sent_at=start_shifted(ctx, minutes=-ago))
         for text, ago in zip(notes, minutes, strict=True)
     ]  # fmt: skip
-    results, ws = _plant(ctx, services, operations)
+    results, ws = ctx.seeded(services, operations)
     missing = _missing_dirs(ws, folder)
     mail_ids = [r["id"] for r in results]
     items = range(ctx.difficulty.items)
-    paths = [f"{folder}/{_slug(calls[i][0].split()[0])}-{_slug(calls[i][1])}.md" for i in items]
-    writes = [
-        {"tool": "files_write_file", "arguments": {"path": paths[i], "content": notes[i]}} for i in items
-    ]
+    paths = [f"{folder}/{ascii_slug(calls[i][0].split()[0])}-{ascii_slug(calls[i][1])}.md" for i in items]
     reads = list(enumerate(mail_ids[: ctx.difficulty.items]))
     solution = [
-        {"tool": "mail_search_messages", "arguments": {"query": "Notes", "folder": "inbox"}},
-        *[{"tool": "mail_get_message", "arguments": {"message_id": m}, "id": f"m{i}"} for i, m in reads],
-        {**writes[0], "expect_error": True},
-        {"tool": "files_create_directory", "arguments": {"path": folder, "parents": len(missing) > 1}},
-        *writes,
-    ]  # fmt: skip
+        step("mail_search_messages", query="Notes", folder="inbox"),
+        *[step("mail_get_message", f"m{i}", message_id=m) for i, m in reads],
+        step("files_write_file", path=paths[0], content=notes[0], expect_error=True),
+        step("files_create_directory", path=folder, parents=len(missing) > 1),
+        *[step("files_write_file", path=paths[i], content=notes[i]) for i in items],
+    ]
     ask = _notes_ask(ctx, sender, [f"{calls[i][0]} {calls[i][1]}" for i in items], paths)
     return ctx.task(
         capability_id="error_recovery",
@@ -328,12 +331,12 @@ def files_missing_folder(ctx: FamilyContext) -> Task:
         operations=operations,
         title="Save mailed call notes into a folder that does not exist yet",
         turns=[
-            {
-                "user": request(ctx, ask),
-                "checks": [
+            Turn(
+                user=request(ctx, ask),
+                checks=[
                     c for i in items for c in _note_checks(i, paths[i], pos[i], discounts[i], next_steps[i])
                 ],
-                "solution": solution,
-            }
+                solution=solution,
+            )
         ],
     )

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.task import Task
+from coworkenv.checks import Check
+from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 
+from ...builders import field_equals, guard, operation, row_exists, start_shifted, step
 from ...family import FamilyContext, SeedDoesNotFit, family
 from ...phrasing import Ask, first_name, request
-from ._shared import _at, _field, _guard, _op, _plant, _ticket_values
+from .world_texts import ticket_values
 
 # -- tickets_route_by_rule -----------------------------------------------------------------------
 
@@ -59,9 +61,9 @@ RULE = [
 
 def _route_ticket(
     ctx: FamilyContext, title: str, body: str, requester: str, minutes_ago: int, front: str = "Support"
-) -> dict:
-    values = _ticket_values(ctx)
-    return _op(
+) -> WorldCall:
+    values = ticket_values(ctx)
+    return operation(
         "tickets",
         "add_ticket",
         title=title.format(**values),
@@ -69,7 +71,7 @@ def _route_ticket(
         queue=front,
         requester=requester,
         status="open",
-        created_at=_at(ctx, minutes=-minutes_ago),
+        created_at=start_shifted(ctx, minutes=-minutes_ago),
     )
 
 
@@ -163,35 +165,29 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
     operations = []
     for (queue, (title, body)), ago in zip(plan, minutes, strict=True):
         operations.append(_route_ticket(ctx, title, body, _requester(ctx, queue).email, ago, front))
-    results, ws = _plant(ctx, services, operations)
+    results, ws = ctx.seeded(services, operations)
     early = ws.conn.execute(
         "SELECT count(*) FROM tickets_tickets WHERE queue = ? AND created_at >= ? AND id < ?",
-        (front, _at(ctx, hours=-3), results[0]["ticket_id"]),
+        (front, start_shifted(ctx, hours=-3), results[0]["ticket_id"]),
     ).fetchone()[0]
     if early:
         raise SeedDoesNotFit(f"{early} seed ticket(s) of {front} fall in the task's three-hour window")
     ids = [r["ticket_id"] for r in results]
-    checks = []
+    checks: list[Check] = []
     for tid, (queue, _), op in zip(ids, plan, operations, strict=True):
-        title = op["params"]["title"]
-        check = _field(
+        title = op.params["title"]
+        check = field_equals(
             f"ticket-{tid}-queue",
+            f"#{tid} ({title}) ends in {queue}",
             "tickets_tickets",
             {"id": tid},
             "queue",
             queue,
-            f"#{tid} ({title}) ends in {queue}",
         )
-        checks.append(check if queue != front else _guard(check))
-    solution: list[dict[str, Any]] = [
-        {
-            "tool": "tickets_search_tickets",
-            "arguments": {"queue": front, "status": "open", "sort": "newest", "limit": 20},
-            "id": "new",
-        }
-    ]
+        checks.append(check if queue != front else guard(check))
+    solution = [step("tickets_search_tickets", "new", queue=front, status="open", sort="newest", limit=20)]
     solution += [
-        {"tool": "tickets_update_ticket", "arguments": {"ticket_id": tid, "queue": queue}}
+        step("tickets_update_ticket", ticket_id=tid, queue=queue)
         for tid, (queue, _) in zip(ids, plan, strict=True)
         if queue != front
     ]
@@ -200,9 +196,7 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
         services=services,
         operations=operations,
         title=f"Route this morning's new tickets in {front} by a stated rule",
-        turns=[
-            {"user": request(ctx, _routing_ask(ctx, front, rule)), "checks": checks, "solution": solution}
-        ],
+        turns=[Turn(user=request(ctx, _routing_ask(ctx, front, rule)), checks=checks, solution=solution)],
     )
 
 
@@ -299,50 +293,42 @@ def mail_label_by_sender(ctx: FamilyContext) -> Task:
     texts = ctx.rng.sample(NEUTRAL_MAILS, len(mails))
     minutes = sorted(ctx.rng.sample(range(5, 175), len(mails)), reverse=True)
     operations = [
-        _op(
+        operation(
             "mail",
             "deliver_inbound",
             from_addr=sender.email,
             subject=subject,
             body=f"Hi {first_name(ctx.user.name)},\n\n{body}\n\nBest,\n{sender.name}",
-            sent_at=_at(ctx, minutes=-ago),
+            sent_at=start_shifted(ctx, minutes=-ago),
         )
         for (sender, _), (subject, body), ago in zip(mails, texts, minutes, strict=True)
     ]
-    results, _ = _plant(ctx, services, operations)
-    ids = [r["id"] for r in results]
+    ids = [r["id"] for r in ctx.plant(services, operations)]
     labelled = [(mid, label) for mid, (_, label) in zip(ids, mails, strict=True) if label]
-    checks: list[dict[str, Any]] = [
-        {
-            "id": f"mail-{mid}-{label}",
-            "type": "row_exists",
-            "table": "mail_labels",
-            "where": {"message_id": mid, "label": label},
-            "description": f"Mail {mid} carries the label {label}",
-        }
+    checks: list[Check] = [
+        row_exists(
+            f"mail-{mid}-{label}",
+            f"Mail {mid} carries the label {label}",
+            "mail_labels",
+            {"message_id": mid, "label": label},
+        )
         for mid, label in labelled
     ]
-    solution: list[dict[str, Any]] = [
-        {
-            "tool": "mail_search_messages",
-            "arguments": {"folder": "inbox", "after": _at(ctx, hours=-3), "limit": 50},
-            "id": "new",
-        }
+    solution: list[SolutionStep] = [
+        step("mail_search_messages", "new", folder="inbox", after=start_shifted(ctx, hours=-3), limit=50)
     ]
-    solution += [{"tool": "directory_get_person", "arguments": {"email": p.email}} for p, _ in mails]
-    solution += [
-        {"tool": "mail_add_label", "arguments": {"message_id": m, "label": lab}} for m, lab in labelled
-    ]
+    solution += [step("directory_get_person", email=p.email) for p, _ in mails]
+    solution += [step("mail_add_label", message_id=m, label=lab) for m, lab in labelled]
     return ctx.task(
         capability_id="triage_routing",
         services=services,
         operations=operations,
         title=f"Label this morning's mail: external senders and the {team} team",
         turns=[
-            {
-                "user": request(ctx, _label_ask(ctx, labels["external"], team, labels["team"])),
-                "checks": checks,
-                "solution": solution,
-            }
+            Turn(
+                user=request(ctx, _label_ask(ctx, labels["external"], team, labels["team"])),
+                checks=checks,
+                solution=solution,
+            )
         ],
     )

@@ -10,40 +10,55 @@ team copied after all, with the budget figure from the earlier turn.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from coworkenv.checks import Allowance, Guards
 from coworkenv.state import format_time
-from coworkenv.task import Task
+from coworkenv.task import Candidate, Clarification, Task, Turn, WorldCall
+from coworkenv.world import Person
 
-from ...family import FamilyContext, family
-from ..coordination._shared import (
-    _check,
-    _day_text,
-    _first,
-    _mail_sent,
-    _max_id,
-    _meeting_days,
-    _next_day,
-    _pick_group,
-    _retry,
-    _step,
-    _time,
-    _titles_near,
-    _workspace,
+from ...builders import (
+    day_text,
+    event,
+    field_equals,
+    given_name,
+    mail_event,
+    mail_sent,
+    max_id,
+    next_day,
+    number_fact,
+    operation,
+    row_exists,
+    step,
+    text_fact,
+    time_fact,
 )
-from ._day import Json, changed_mind, say
+from ...family import FamilyContext, family
+from ..calendar_planning import meeting_days, pick_group, retry, titles_near
+from .day_texts import say
 
 SERVICES = ["calendar", "mail"]
 TITLES = ["Planning session", "Quarterly review", "Budget check-in", "Project sync", "Priorities workshop"]
+CATCH_UPS = ["Catch-up call", "Quick sync", "Check-in call"]
 
 
-def _plan(ctx: FamilyContext) -> Json | None:
+@dataclass(frozen=True)
+class _Slot:
+    """A day, three colleagues whose hours overlap the user's, and the meeting's start."""
+
+    day: date
+    group: list[Person]
+    start: datetime
+
+
+def _find_slot(ctx: FamilyContext) -> _Slot | None:
     """A day, three colleagues whose hours overlap the user's, and a one-hour start inside
     the overlap with room to push it back an hour."""
-    day = ctx.choice(_meeting_days(ctx)[:5])
-    picked = _pick_group(ctx, day, 3, 120)
+    day = ctx.choice(meeting_days(ctx)[:5])
+    picked = pick_group(ctx, day, 3, 120)
     if picked is None:
         return None
     group, (lo, hi) = picked
@@ -55,13 +70,12 @@ def _plan(ctx: FamilyContext) -> Json | None:
     starts = [first + timedelta(hours=h) for h in range(10) if first + timedelta(hours=h + 2) <= hi]
     if not starts:
         return None
-    return {"day": day, "group": group, "start": ctx.choice(starts)}
+    return _Slot(day, group, ctx.choice(starts))
 
 
-CATCH_UPS = ["Catch-up call", "Quick sync", "Check-in call"]
-
-
-def _catch_ups(ctx: FamilyContext, day: date, taken: set[str]) -> tuple[str, list[tuple[Json, Any]]]:
+def _catch_ups(
+    ctx: FamilyContext, day: date, taken: set[str]
+) -> tuple[str, list[tuple[WorldCall, tuple[date, Person]]]]:
     """Two of the user's own meetings with the same title on two other days, each with another
     colleague, the earlier first: "my catch-up call next week" could be either (the family
     draws which)."""
@@ -70,33 +84,370 @@ def _catch_ups(ctx: FamilyContext, day: date, taken: set[str]) -> tuple[str, lis
     title = ctx.choice(
         [t for t in CATCH_UPS if not any(t.lower() in n for n in titles)] or ["Catch-up call (1:1)"]
     )
-    days = sorted(ctx.rng.sample([d for d in _meeting_days(ctx) if d != day], 2))
+    days = sorted(ctx.rng.sample([d for d in meeting_days(ctx) if d != day], 2))
     people = ctx.rng.sample([p for p in ctx.people() if p.email not in taken], 2)
     zone = ctx.user.time_zone
     out = []
     for d, person, hour in zip(days, people, (10, 15), strict=True):
         at = datetime.combine(d, time(hour), ZoneInfo(zone))
-        params = {
-            "organizer_email": ctx.user.email,
-            "title": title,
-            "start": at.isoformat(),
-            "end": (at + timedelta(minutes=30)).isoformat(),
-            "time_zone": zone,
-            "attendees": [{"email": person.email, "response": "accepted"}],
-        }
-        out.append(({"service": "calendar", "operation": "add_event", "params": params}, (d, person)))
+        booked = operation(
+            "calendar",
+            "add_event",
+            organizer_email=ctx.user.email,
+            title=title,
+            start=at.isoformat(),
+            end=(at + timedelta(minutes=30)).isoformat(),
+            time_zone=zone,
+            attendees=[{"email": person.email, "response": "accepted"}],
+        )
+        out.append((booked, (d, person)))
     return title, out
 
 
-def _field(check_id: str, description: str, where: Json, value: str) -> Json:
-    return _check(
-        check_id,
-        "field_equals",
-        description,
-        table="calendar_events",
-        where=where,
-        column="start_utc",
-        value=value,
+@dataclass(frozen=True)
+class _Day:
+    """Everything the turns of the day name: who, when, what, and the ids they will have."""
+
+    user: Person
+    first: Person
+    """The colleague who stays, and later asks to push the meeting back."""
+    decliner: Person
+    stand_in: Person
+    copied: Person
+    """A colleague of another team, copied on the new time, who then asks to join."""
+    day: date
+    start: datetime
+    title: str
+    topic: str
+    budget: int
+    currency: str
+    event_id: int
+    """The meeting the agent books."""
+    last_event: int
+    catch_up: str
+    catch_ups: list[tuple[date, Person]]
+    """The day and the colleague of each of the two catch-ups, the earlier first."""
+    catch_up_ids: list[int]
+    cancelled: int
+    """Which of the two catch-ups the user means (drawn)."""
+    operations: list[WorldCall]
+
+    @property
+    def pushed(self) -> datetime:
+        return self.start + timedelta(hours=1)
+
+    @property
+    def new_event(self) -> dict[str, Any]:
+        """The event the agent books, as a `where` filter."""
+        return {"id": {"gt": self.last_event}, "organizer_email": self.user.email, "status": "confirmed"}
+
+
+def _plan_day(ctx: FamilyContext) -> _Day:
+    """The morning's plan: the meeting's slot and people, a colleague to copy later, the two
+    catch-ups planted, a title no nearby meeting shares, the topic and the budget."""
+    slot = retry(_find_slot, ctx, "meeting day")
+    user, (first, decliner, stand_in) = ctx.user, slot.group
+    taken = {user.email, first.email, decliner.email, stand_in.email}
+    copied = ctx.choice(
+        [p for p in ctx.people() if p.email not in taken and p.team != user.team]
+        or [p for p in ctx.people() if p.email not in taken]
+    )
+    catch_up, pair = _catch_ups(ctx, slot.day, taken | {copied.email})
+    ops = [op for op, _ in pair]
+    results, ws = ctx.seeded(SERVICES, ops)
+    catch_up_ids = [int(r["id"]) for r in results]  # the earlier first
+    # Which one goes is drawn: no fixed rule (the earlier, the later) finds it.
+    right = ctx.rng.randrange(len(pair))
+    near = titles_near(ws, slot.start - timedelta(hours=2), slot.start + timedelta(hours=3))
+    # A search by the title must find only this meeting: no seeded title around it contains it.
+    free = [t for t in TITLES if not any(t.lower() in n.lower() for n in near)]
+    title = ctx.choice(free or [f"{TITLES[0]} ({user.team})"])
+    topic = ctx.choice(
+        [t for t in ctx.the_world.vocabulary.meeting_topics if not any(c.isdigit() for c in t)]
+        or ["the plan"]
+    )
+    budget, currency = ctx.choice([12500, 18400, 23750, 31200]), ctx.the_world.currency
+    last_event = max_id(ws, "calendar_events")
+    return _Day(
+        user=user,
+        first=first,
+        decliner=decliner,
+        stand_in=stand_in,
+        copied=copied,
+        day=slot.day,
+        start=slot.start,
+        title=title,
+        topic=topic,
+        budget=budget,
+        currency=currency,
+        event_id=last_event + 1,
+        last_event=last_event,
+        catch_up=catch_up,
+        catch_ups=[info for _, info in pair],
+        catch_up_ids=catch_up_ids,
+        cancelled=right,
+        operations=ops,
+    )
+
+
+def _book_meeting(ctx: FamilyContext, d: _Day) -> Turn:
+    """First thing: book the meeting with two colleagues."""
+    local = d.start.astimezone(ZoneInfo(d.user.time_zone))
+    invitees = [d.first, d.decliner]
+    return Turn(
+        user=say(
+            ctx,
+            "First thing this morning.",
+            f"Book a one-hour '{d.title}' on {day_text(d.day)} at {local:%H:%M} my time with {d.first.name} "
+            f"({d.first.email}) and {d.decliner.name} ({d.decliner.email}).",
+        ),
+        checks=[
+            field_equals(
+                "meeting-booked",
+                "The meeting starts at the asked time",
+                "calendar_events",
+                d.new_event,
+                "start_utc",
+                format_time(d.start),
+            ),
+            *[
+                row_exists(
+                    f"invited-{i}",
+                    f"{p.name} is invited",
+                    "calendar_attendees",
+                    {"event_id": {"gt": d.last_event}, "email": p.email},
+                )
+                for i, p in enumerate(invitees)
+            ],
+        ],
+        solution=[
+            step(
+                "calendar_list_events",
+                start=d.day.isoformat(),
+                end=next_day(d.day),
+                time_zone=d.user.time_zone,
+            ),
+            step(
+                "calendar_create_event",
+                title=d.title,
+                start=d.start.isoformat(),
+                end=(d.start + timedelta(hours=1)).isoformat(),
+                attendees=[p.email for p in invitees],
+                time_zone=d.user.time_zone,
+            ),
+        ],
+    )
+
+
+def _replace_decline(ctx: FamilyContext, d: _Day) -> Turn:
+    """Mid-morning: one colleague has silently declined; the stand-in takes their place."""
+    return Turn(
+        user=say(
+            ctx,
+            "Mid-morning.",
+            f"Check that everyone is still coming to the '{d.title}'.",
+            f"If someone declined, invite {d.stand_in.name} ({d.stand_in.email}) in their place.",
+        ),
+        events=[
+            event(
+                "calendar",
+                "respond_as_attendee",
+                minutes=100,
+                announced=False,
+                event_id=d.event_id,
+                email=d.decliner.email,
+                response="declined",
+            )
+        ],
+        checks=[
+            row_exists(
+                "stand-in-invited",
+                f"{d.stand_in.name} is invited",
+                "calendar_attendees",
+                {"event_id": {"gt": d.last_event}, "email": d.stand_in.email},
+            ),
+        ],
+        solution=[
+            step(
+                "calendar_list_events",
+                start=d.day.isoformat(),
+                end=next_day(d.day),
+                query=d.title,
+                time_zone=d.user.time_zone,
+            ),
+            step("calendar_get_event", event_id=d.event_id),
+            step(
+                "calendar_update_event",
+                event_id=d.event_id,
+                add_attendees=[d.stand_in.email],
+                remove_attendees=[d.decliner.email],
+            ),
+        ],
+    )
+
+
+def _mail_agenda(ctx: FamilyContext, d: _Day) -> Turn:
+    """Late morning: the agenda and the budget figure, mailed to the two attendees; over lunch
+    the stand-in accepts (a change that asks for nothing)."""
+    attendees = [d.first, d.stand_in]
+    agenda = f"Hi both,\n\nfor the {d.title}: we will go through {d.topic}; the budget we have is "
+    agenda += f"{d.currency} {d.budget:,}.\n\n{given_name(d.user)}"
+    return Turn(
+        user=say(
+            ctx,
+            "Late morning.",
+            f"Mail {given_name(d.first)} and {given_name(d.stand_in)} the agenda for the meeting: {d.topic}, and "
+            f"the budget we have for it, {d.currency} {d.budget:,}.",
+        ),
+        events=[
+            event(
+                "calendar",
+                "respond_as_attendee",
+                minutes=60,
+                announced=False,
+                event_id=d.event_id,
+                email=d.stand_in.email,
+                response="accepted",
+            )
+        ],
+        checks=[
+            mail_sent(
+                f"agenda-{i}",
+                f"{p.name} gets the topic and the budget",
+                [p.email],
+                [text_fact(d.topic.removeprefix("the ")), number_fact(d.budget)],
+            )
+            for i, p in enumerate(attendees)
+        ],
+        solution=[step("mail_send_message", to=[p.email for p in attendees], subject=d.title, body=agenda)],
+    )
+
+
+def _cancel_catch_up(ctx: FamilyContext, d: _Day) -> Turn:
+    """Just before lunch: "cancel my catch-up" when there are two (an agent should ask which)."""
+    (first_day, first_with), (second_day, second_with) = d.catch_ups
+    cancel_with = d.catch_ups[d.cancelled][1]
+    cancel_id, kept_id = d.catch_up_ids[d.cancelled], d.catch_up_ids[1 - d.cancelled]
+    today = ctx.start.astimezone(ZoneInfo(d.user.time_zone)).date()  # today, as the user's calendar shows it
+    return Turn(
+        user=say(ctx, "Just before lunch.", f"Cancel my '{d.catch_up}', it is no longer needed."),
+        clarification=Clarification(
+            question=f"You have two '{d.catch_up}' meetings: {day_text(first_day)} with {first_with.name} "
+            f"and {day_text(second_day)} with {second_with.name}. Which one should I cancel?",
+            answer=f"The one with {given_name(cancel_with)}. Keep the other one.",
+            after=1,
+            # An agent that does not ask cancels one of the two: here the wrong one.
+            guess=[step("calendar_cancel_event", event_id=kept_id)],
+            candidates=[Candidate(argument="event_id", value=i) for i in d.catch_up_ids],
+        ),
+        checks=[
+            field_equals(
+                "catch-up-cancelled",
+                f"The '{d.catch_up}' with {cancel_with.name} is cancelled",
+                "calendar_events",
+                {"id": cancel_id},
+                "status",
+                "cancelled",
+            ),
+        ],
+        solution=[
+            step(
+                "calendar_list_events",
+                start=today.isoformat(),
+                end=(today + timedelta(days=14)).isoformat(),
+                query=d.catch_up,
+                time_zone=d.user.time_zone,
+            ),
+            step("calendar_cancel_event", event_id=cancel_id),
+        ],
+    )
+
+
+def _push_back(ctx: FamilyContext, d: _Day) -> Turn:
+    """Late afternoon: a colleague asks to push the meeting back an hour; the new time goes to
+    everyone, and the user changes their mind and copies a colleague with the budget figure."""
+    user, first, copied = d.user, d.first, d.copied
+    ask = f"Hi {given_name(user)},\n\ncould we push the {d.title} back by an hour?\n\n{given_name(first)}"
+    new_local = d.pushed.astimezone(ZoneInfo(user.time_zone))
+    note = f"Hi all,\n\nthe {d.title} now starts at {new_local:%H:%M} ({user.time_zone}). "
+    note += f"Budget for it: {d.currency} {d.budget:,}.\n\n{given_name(user)}"
+    people = [first, d.stand_in]
+    return Turn(
+        user=say(
+            ctx,
+            "Late afternoon.",
+            f"Push the meeting back an hour, as {given_name(first)} asked, and tell everyone the new time.",
+            f"Copy {copied.name} ({copied.email}) after all, with the budget figure I gave you.",
+        ),
+        events=[mail_event(first.email, 240, True, subject=f"Re: {d.title}", body=ask)],
+        checks=[
+            field_equals(
+                "meeting-pushed",
+                "The meeting starts an hour later",
+                "calendar_events",
+                d.new_event,
+                "start_utc",
+                format_time(d.pushed),
+            ),
+            *[
+                mail_sent(
+                    f"new-time-{i}",
+                    f"{p.name} gets the new time",
+                    [p.email],
+                    [time_fact(d.pushed, user.time_zone, p.time_zone)],
+                )
+                for i, p in enumerate(people)
+            ],
+            mail_sent(
+                "copied",
+                f"{copied.name} gets the new time and the budget",
+                [copied.email],
+                [time_fact(d.pushed, user.time_zone, copied.time_zone), number_fact(d.budget)],
+            ),
+        ],
+        solution=[
+            step("mail_search_messages", "a", sender=first.email, unread=True),
+            step("mail_get_message", message_id={"$ref": "a.messages.0.id"}),
+            step("calendar_update_event", event_id=d.event_id, start=d.pushed.isoformat()),
+            step(
+                "mail_send_message",
+                to=[p.email for p in people],
+                cc=[copied.email],
+                subject=f"New time: {d.title}",
+                body=note,
+            ),
+        ],
+        changed_mind=True,
+    )
+
+
+def _add_copied(ctx: FamilyContext, d: _Day) -> Turn:
+    """Before logging off: the copied colleague asks to join, and is added."""
+    user, copied = d.user, d.copied
+    joins = f"Hi {given_name(user)},\n\nthanks for copying me: I would like to join the {d.title}. Can you add me?"
+    joins += f"\n\n{given_name(copied)}"
+    return Turn(
+        user=say(
+            ctx,
+            "Before I log off.",
+            f"Add {given_name(copied)} to the meeting, as they asked in their answer to your mail.",
+            context=f"{given_name(copied)} answered your mail about the new time.",
+        ),
+        events=[mail_event(copied.email, 45, True, subject=f"Re: New time: {d.title}", body=joins)],
+        checks=[
+            row_exists(
+                "copied-invited",
+                f"{copied.name} is invited",
+                "calendar_attendees",
+                {"event_id": d.event_id, "email": copied.email},
+            ),
+        ],
+        solution=[
+            step("mail_search_messages", "j", sender=copied.email, unread=True),
+            step("mail_get_message", message_id={"$ref": "j.messages.0.id"}),
+            step("calendar_get_event", event_id=d.event_id),
+            step("calendar_update_event", event_id=d.event_id, add_attendees=[copied.email]),
+        ],
     )
 
 
@@ -109,286 +460,36 @@ def _field(check_id: str, description: str, where: Json, value: str) -> Json:
     kind="workday",
 )
 def meeting_day(ctx: FamilyContext) -> Task:
-    """Four turns over one day: book a meeting; notice a silent decline and invite the stand-in;
-    mail the agenda with a budget figure; move the meeting an hour later on a colleague's ask
-    and send the new time to everyone, copying a colleague of another team, with the figure
-    from the earlier turn. Difficulty does not change it yet."""
-    plan = _retry(_plan, ctx, "meeting day")
-    user, (first, decliner, stand_in) = ctx.user, plan["group"]
-    day, start = plan["day"], plan["start"]
-    pushed = start + timedelta(hours=1)
-    taken = {user.email, first.email, decliner.email, stand_in.email}
-    copied = ctx.choice(
-        [p for p in ctx.people() if p.email not in taken and p.team != user.team]
-        or [p for p in ctx.people() if p.email not in taken]
-    )
-    catch_up, pair = _catch_ups(ctx, day, taken | {copied.email})
-    ops = [op for op, _ in pair]
-    ws, results = _workspace(ctx, SERVICES, ops)
-    catch_up_ids = [int(r["id"]) for r in results]  # the earlier first
-    # Which one goes is drawn: no fixed rule (the earlier, the later) finds it.
-    right = ctx.rng.randrange(len(pair))
-    cancel_id, kept_id = catch_up_ids[right], catch_up_ids[1 - right]
-    near = _titles_near(ws, start - timedelta(hours=2), start + timedelta(hours=3))
-    # A search by the title must find only this meeting: no seeded title around it contains it.
-    free = [t for t in TITLES if not any(t.lower() in n.lower() for n in near)]
-    title = ctx.choice(free or [f"{TITLES[0]} ({user.team})"])
-    topic = ctx.choice(
-        [t for t in ctx.the_world.vocabulary.meeting_topics if not any(c.isdigit() for c in t)]
-        or ["the plan"]
-    )
-    budget, currency = ctx.choice([12500, 18400, 23750, 31200]), ctx.the_world.currency
-    last_event = _max_id(ws, "calendar_events")
-    event_id = last_event + 1
-    new_event = {"id": {"gt": last_event}, "organizer_email": user.email, "status": "confirmed"}
-    local = start.astimezone(ZoneInfo(user.time_zone))
-
-    turn1 = {
-        "user": say(
-            ctx,
-            "First thing this morning.",
-            f"Book a one-hour '{title}' on {_day_text(day)} at {local:%H:%M} my time with {first.name} "
-            f"({first.email}) and {decliner.name} ({decliner.email}).",
-        ),
-        "checks": [
-            _field("meeting-booked", "The meeting starts at the asked time", new_event, format_time(start)),
-            *[
-                _check(
-                    f"invited-{i}",
-                    "row_exists",
-                    f"{p.name} is invited",
-                    table="calendar_attendees",
-                    where={"event_id": {"gt": last_event}, "email": p.email},
-                )
-                for i, p in enumerate([first, decliner])
-            ],
-        ],
-        "solution": [
-            _step(
-                "calendar_list_events", start=day.isoformat(), end=_next_day(day), time_zone=user.time_zone
-            ),
-            _step(
-                "calendar_create_event",
-                title=title,
-                start=start.isoformat(),
-                end=(start + timedelta(hours=1)).isoformat(),
-                attendees=[first.email, decliner.email],
-                time_zone=user.time_zone,
-            ),
-        ],
-    }
-    decline = {"event_id": event_id, "email": decliner.email, "response": "declined"}
-    turn2 = {
-        "user": say(
-            ctx,
-            "Mid-morning.",
-            f"Check that everyone is still coming to the '{title}'.",
-            f"If someone declined, invite {stand_in.name} ({stand_in.email}) in their place.",
-        ),
-        "events": [
-            {
-                "service": "calendar",
-                "operation": "respond_as_attendee",
-                "announced": False,
-                "advance_minutes": 100,
-                "params": decline,
-            }
-        ],
-        "checks": [
-            _check(
-                "stand-in-invited",
-                "row_exists",
-                f"{stand_in.name} is invited",
-                table="calendar_attendees",
-                where={"event_id": {"gt": last_event}, "email": stand_in.email},
-            ),
-        ],
-        "solution": [
-            _step(
-                "calendar_list_events",
-                start=day.isoformat(),
-                end=_next_day(day),
-                query=title,
-                time_zone=user.time_zone,
-            ),
-            _step("calendar_get_event", event_id=event_id),
-            _step(
-                "calendar_update_event",
-                event_id=event_id,
-                add_attendees=[stand_in.email],
-                remove_attendees=[decliner.email],
-            ),
-        ],
-    }
-    agenda = f"Hi both,\n\nfor the {title}: we will go through {topic}; the budget we have is {currency} {budget:,}."
-    agenda += f"\n\n{_first(user)}"
-    turn3 = {
-        "user": say(
-            ctx,
-            "Late morning.",
-            f"Mail {_first(first)} and {_first(stand_in)} the agenda for the meeting: {topic}, and the budget "
-            f"we have for it, {currency} {budget:,}.",
-        ),
-        # Over lunch the stand-in accepts: a change that asks for nothing.
-        "events": [
-            {
-                "service": "calendar",
-                "operation": "respond_as_attendee",
-                "announced": False,
-                "advance_minutes": 60,
-                "params": {"event_id": event_id, "email": stand_in.email, "response": "accepted"},
-            }
-        ],
-        "checks": [
-            _mail_sent(
-                f"agenda-{i}",
-                f"{p.name} gets the topic and the budget",
-                [p.email],
-                [{"text": topic.removeprefix("the ")}, {"number": budget}],
-            )
-            for i, p in enumerate([first, stand_in])
-        ],
-        "solution": [
-            _step("mail_send_message", to=[first.email, stand_in.email], subject=title, body=agenda)
-        ],
-    }
-    (first_day, first_with), (second_day, second_with) = (info for _, info in pair)
-    cancel_with = pair[right][1][1]
-    turn_cancel = {
-        "user": say(ctx, "Just before lunch.", f"Cancel my '{catch_up}', it is no longer needed."),
-        "clarification": {
-            "question": f"You have two '{catch_up}' meetings: {_day_text(first_day)} with {first_with.name} "
-            f"and {_day_text(second_day)} with {second_with.name}. Which one should I cancel?",
-            "answer": f"The one with {_first(cancel_with)}. Keep the other one.",
-            "after": 1,
-            # An agent that does not ask cancels one of the two: here the wrong one.
-            "guess": [_step("calendar_cancel_event", event_id=kept_id)],
-            "candidates": [{"argument": "event_id", "value": i} for i in catch_up_ids],
-        },
-        "checks": [
-            _check(
-                "catch-up-cancelled",
-                "field_equals",
-                f"The '{catch_up}' with {cancel_with.name} is cancelled",
-                table="calendar_events",
-                where={"id": cancel_id},
-                column="status",
-                value="cancelled",
-            ),
-        ],
-        "solution": [
-            _step(
-                "calendar_list_events",
-                start=ctx.start.astimezone(ZoneInfo(user.time_zone)).date().isoformat(),  # today, as shown
-                end=(ctx.start.astimezone(ZoneInfo(user.time_zone)).date() + timedelta(days=14)).isoformat(),
-                query=catch_up,
-                time_zone=user.time_zone,
-            ),
-            _step("calendar_cancel_event", event_id=cancel_id),
-        ],
-    }
-    ask = f"Hi {_first(user)},\n\ncould we push the {title} back by an hour?\n\n{_first(first)}"
-    new_local = pushed.astimezone(ZoneInfo(user.time_zone))
-    note = f"Hi all,\n\nthe {title} now starts at {new_local:%H:%M} ({user.time_zone}). "
-    note += f"Budget for it: {currency} {budget:,}.\n\n{_first(user)}"
-    people = [first, stand_in]
-    turn4 = {
-        "user": say(
-            ctx,
-            "Late afternoon.",
-            f"Push the meeting back an hour, as {_first(first)} asked, and tell everyone the new time.",
-            f"Copy {copied.name} ({copied.email}) after all, with the budget figure I gave you.",
-        ),
-        "events": [
-            {
-                "service": "mail",
-                "operation": "deliver_inbound",
-                "announced": True,
-                "advance_minutes": 240,
-                "params": {"from_addr": first.email, "subject": f"Re: {title}", "body": ask},
-            }
-        ],
-        "checks": [
-            _field("meeting-pushed", "The meeting starts an hour later", new_event, format_time(pushed)),
-            *[
-                _mail_sent(
-                    f"new-time-{i}",
-                    f"{p.name} gets the new time",
-                    [p.email],
-                    [_time(pushed, user.time_zone, p.time_zone)],
-                )
-                for i, p in enumerate(people)
-            ],
-            _mail_sent(
-                "copied",
-                f"{copied.name} gets the new time and the budget",
-                [copied.email],
-                [_time(pushed, user.time_zone, copied.time_zone), {"number": budget}],
-            ),
-        ],
-        "solution": [
-            _step("mail_search_messages", "a", sender=first.email, unread=True),
-            _step("mail_get_message", message_id={"$ref": "a.messages.0.id"}),
-            _step("calendar_update_event", event_id=event_id, start=pushed.isoformat()),
-            _step(
-                "mail_send_message",
-                to=[p.email for p in people],
-                cc=[copied.email],
-                subject=f"New time: {title}",
-                body=note,
-            ),
-        ],
-    }
-    joins = f"Hi {_first(user)},\n\nthanks for copying me: I would like to join the {title}. Can you add me?"
-    joins += f"\n\n{_first(copied)}"
-    turn_join = {
-        "user": say(
-            ctx,
-            "Before I log off.",
-            f"Add {_first(copied)} to the meeting, as they asked in their answer to your mail.",
-            context=f"{_first(copied)} answered your mail about the new time.",
-        ),
-        "events": [
-            {
-                "service": "mail",
-                "operation": "deliver_inbound",
-                "announced": True,
-                "advance_minutes": 45,
-                "params": {"from_addr": copied.email, "subject": f"Re: New time: {title}", "body": joins},
-            }
-        ],
-        "checks": [
-            _check(
-                "copied-invited",
-                "row_exists",
-                f"{copied.name} is invited",
-                table="calendar_attendees",
-                where={"event_id": event_id, "email": copied.email},
-            ),
-        ],
-        "solution": [
-            _step("mail_search_messages", "j", sender=copied.email, unread=True),
-            _step("mail_get_message", message_id={"$ref": "j.messages.0.id"}),
-            _step("calendar_get_event", event_id=event_id),
-            _step("calendar_update_event", event_id=event_id, add_attendees=[copied.email]),
-        ],
-    }
+    """Six turns over one day: book a meeting; notice a silent decline and invite the stand-in;
+    mail the agenda with a budget figure; cancel one of two catch-ups (ask which); move the
+    meeting an hour later on a colleague's ask and send the new time to everyone, copying a
+    colleague of another team, with the figure from the earlier turn; add that colleague when
+    they ask. Difficulty does not change it yet."""
+    d = _plan_day(ctx)
+    turns = [
+        _book_meeting(ctx, d),
+        _replace_decline(ctx, d),
+        _mail_agenda(ctx, d),
+        _cancel_catch_up(ctx, d),
+        _push_back(ctx, d),
+        _add_copied(ctx, d),
+    ]
     return ctx.task(
         capability_id="state_change_adaptation",
         services=SERVICES,
-        operations=ops,
-        title=f"A day around the '{title}': book, replace a decline, agenda, push back",
+        operations=d.operations,
+        title=f"A day around the '{d.title}': book, replace a decline, agenda, push back",
         extra_capabilities=["scheduling_constraints"],
-        turns=[turn1, turn2, turn3, turn_cancel, changed_mind(turn4), turn_join],
+        turns=turns,
         # Leaving the colleague who declined on the invite is as right as taking them off (the
         # reference does): their row then stays at the end.
-        guards={
-            "allow": [
-                {
-                    "table": "calendar_attendees",
-                    "where": {"event_id": event_id, "email": decliner.email},
-                    "added": True,
-                }
+        guards=Guards(
+            allow=[
+                Allowance(
+                    table="calendar_attendees",
+                    where={"event_id": d.event_id, "email": d.decliner.email},
+                    added=True,
+                )
             ]
-        },
+        ),
     )

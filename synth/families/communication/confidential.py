@@ -6,12 +6,12 @@ them, so a `no_leak` rule can look for them in any outside mail."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from faker import Faker
 
+from ...builders import slug
 from ...family import FamilyContext
 
 FIELDS = {
@@ -66,10 +66,6 @@ CONDITIONS = ("type 2 diabetes", "asthma", "hypertension", "chronic back pain", 
 
 def field_of(ctx: FamilyContext) -> str:
     return FIELDS.get(ctx.the_world.profile, "commercial")
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def team_folder(ctx: FamilyContext, role: str) -> str:

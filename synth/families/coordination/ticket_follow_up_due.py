@@ -1,28 +1,30 @@
-"""Follow-up families (`follow_up_reminder`): chasing the user's overdue tickets."""
+"""ticket_follow_up_due (`follow_up_reminder`): chasing the user's overdue tickets."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from coworkenv.checks import Check
 from coworkenv.state import Workspace, format_time
-from coworkenv.task import Task
+from coworkenv.task import Task, Turn, WorldCall
 from coworkenv.world import Person
 
+from ...builders import (
+    date_fact,
+    day_text,
+    mail_sent,
+    max_id,
+    operation,
+    row_exists,
+    states,
+    step,
+    ticket_fact,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
-from ._documents_world import unique_names
-from ._shared import (
-    Json,
-    _check,
-    _day_text,
-    _mail_sent,
-    _max_id,
-    _states,
-    _step,
-    _workspace,
-)
+from .world_folders import unique_names
 
 ACTIVE = ["open", "pending", "in_progress"]
 CITIES = ["Springfield", "Riverton", "Lakeside", "Hillcrest", "Fairview", "Maple Grove"]
@@ -37,7 +39,7 @@ def _customer_queues(ctx: FamilyContext) -> list[Any]:
     return [q for q in queues if q.requested_by == "customers"] or list(queues)
 
 
-def _ticket(ctx: FamilyContext, requester: Person, assignee: Person, due_in_days: int) -> Json:
+def _ticket(ctx: FamilyContext, requester: Person, assignee: Person, due_in_days: int) -> WorldCall:
     """A ticket on a topic of one of the world's customer queues, due `due_in_days` from today."""
     world = ctx.the_world
     queue = ctx.choice(_customer_queues(ctx))
@@ -63,10 +65,10 @@ def _ticket(ctx: FamilyContext, requester: Person, assignee: Person, due_in_days
         "due_at": format_time(due),
         "created_at": format_time(created),
     }
-    return {"service": "tickets", "operation": "add_ticket", "params": params}
+    return operation("tickets", "add_ticket", **params)
 
 
-def _follow_up_tickets(ctx: FamilyContext, teammate: Person) -> list[Json]:
+def _follow_up_tickets(ctx: FamilyContext, teammate: Person) -> list[WorldCall]:
     """Overdue tickets of the user (the items), then distractors: tickets of the user that are
     not due yet, and overdue tickets of a teammate."""
     customers = ctx.people(internal=False)
@@ -92,7 +94,7 @@ def _teammate(ctx: FamilyContext) -> Person:
     )
 
 
-def _follow_up_request(ctx: FamilyContext, teammate: Person, due_day: Any, days: int) -> str:
+def _follow_up_request(ctx: FamilyContext, teammate: Person, due_day: date, days: int) -> str:
     """The user's request: chase each overdue ticket, move its due date, mail the numbers."""
     chase = ctx.choice(
         [
@@ -106,9 +108,9 @@ def _follow_up_request(ctx: FamilyContext, teammate: Person, due_day: Any, days:
     )
     move = ctx.choice(
         [
-            f"Move the due date of each of those tickets to {_day_text(due_day)} ({due_day.isoformat()}).",
+            f"Move the due date of each of those tickets to {day_text(due_day)} ({due_day.isoformat()}).",
             f"Set their due date to {due_day.isoformat()}, {days} days from today.",
-            f"Give each of them a new due date of {_day_text(due_day)} {due_day.year}.",
+            f"Give each of them a new due date of {day_text(due_day)} {due_day.year}.",
         ]
     )
     # The first name alone only where nobody else in the world has it.
@@ -156,7 +158,7 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     user = ctx.user
     teammate = _teammate(ctx)
     ops = _follow_up_tickets(ctx, teammate)
-    ws, results = _workspace(ctx, services, ops)
+    results, ws = ctx.seeded(services, ops)
     now = format_time(ctx.start)
     active = ", ".join(f"'{s}'" for s in ACTIVE)
     overdue = ws.rows(
@@ -166,13 +168,13 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
     )
     ids = [int(r["id"]) for r in overdue]
     others = [int(r["ticket_id"]) for r in results[ctx.difficulty.items :]]  # distractors
-    last_comment = _max_id(ws, "tickets_comments")
+    last_comment = max_id(ws, "tickets_comments")
     days = ctx.choice([3, 4, 7])
     due = ctx.start.date() + timedelta(days=days)
     user_text = _follow_up_request(ctx, teammate, due, days)
-    checks: list[Json] = []
+    checks: list[Check] = []
     solution = [
-        _step("tickets_search_tickets", assignee=user.email, status=ACTIVE, due_before=now, sort="due"),
+        step("tickets_search_tickets", assignee=user.email, status=ACTIVE, due_before=now, sort="due"),
     ]
     # The due date is that day in the user's time zone (17:00 their time, say) or a bare
     # date (00:00 UTC), whichever way the agent reads "due on 5 March".
@@ -187,40 +189,39 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
             "we are following up on this request. Could you send us any news on your side by {day}?",
             "just checking in: could you send us an update on this by {day}?",
         ]
-    ).format(day=f"{_day_text(due)} {due.year}")
+    ).format(day=f"{day_text(due)} {due.year}")
     names = _requesters(ws, ids)
     for tid in ids:
         comment = {"ticket_id": tid, "author": user.email, "visibility": "public"}
         checks += [
-            _states(
+            states(
                 f"asked-{tid}",
                 f"A new public comment on #{tid} asks for an update by the new due date, {due}",
                 "tickets_comments",
                 {**comment, "id": {"gt": last_comment}},
                 ["body"],
-                [{"date": due.isoformat()}],
+                [date_fact(due)],
             ),
-            _check(
+            row_exists(
                 f"due-{tid}",
-                "row_exists",
                 f"#{tid} is due on {due} (the user's day)",
-                table="tickets_tickets",
-                where={"id": tid, "due_at": new_due},
+                "tickets_tickets",
+                {"id": tid, "due_at": new_due},
             ),
         ]
         hello = f"Hello {first_name(names[tid])}," if names[tid] else "Hello,"
         body = f"{hello}\n\n{ask[:1].upper()}{ask[1:]}\n\n{first_name(user.name)}"
         solution += [
-            _step("tickets_add_comment", ticket_id=tid, body=body, visibility="public"),
-            _step("tickets_update_ticket", ticket_id=tid, due_at=due.isoformat()),
+            step("tickets_add_comment", ticket_id=tid, body=body, visibility="public"),
+            step("tickets_update_ticket", ticket_id=tid, due_at=due.isoformat()),
         ]
     checks.append(
-        _mail_sent(
+        mail_sent(
             "summary-mail",
             f"A mail to {teammate.name} names every ticket followed up and no other",
             [teammate.email],
-            [{"ticket": i} for i in ids],
-            [{"ticket": i} for i in others],
+            [ticket_fact(i) for i in ids],
+            absent=[ticket_fact(i) for i in others],
         )
     )
     numbers = ", ".join(f"#{i}" for i in ids)
@@ -230,8 +231,8 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         f"{first_name(user.name)}"
     )
     solution += [
-        _step("directory_search_people", query=first_name(teammate.name)),  # as the user names them
-        _step(
+        step("directory_search_people", query=first_name(teammate.name)),  # as the user names them
+        step(
             "mail_send_message",
             to=[teammate.email],
             subject="Overdue tickets followed up",
@@ -243,5 +244,5 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         services=services,
         operations=ops,
         title="Follow up on overdue tickets",
-        turns=[{"user": user_text, "checks": checks, "solution": solution}],
+        turns=[Turn(user=user_text, checks=checks, solution=solution)],
     )

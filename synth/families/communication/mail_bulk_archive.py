@@ -1,4 +1,5 @@
-"""bulk_conditional_update: archive every old mail of a newsletter and leave the rest."""
+"""mail_bulk_archive (bulk_conditional_update): archive every old mail of a newsletter and
+leave the rest."""
 
 from __future__ import annotations
 
@@ -7,12 +8,22 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from coworkenv.checks import Check
 from coworkenv.state import Workspace
-from coworkenv.task import Task
+from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 
+from ...builders import count_is, field_equals, guard, house_rules, operation, step, utc_text
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
-from ._shared import NEWSLETTERS, _iso, _op, _rules
+
+#: Newsletters any world may receive besides its own: name, domain, senders, subject line.
+NEWSLETTERS = (
+    ("VendorPulse", "vendorpulse.example", ("digest", "events"), "VendorPulse Weekly #{n}: {topic}"),
+    ("RetailWire", "retailwire.example", ("news", "offers"), "RetailWire Daily: {topic}"),
+    ("LogiTrends", "logitrends.example", ("updates", "webinars"), "LogiTrends Briefing {n}: {topic}"),
+    ("CloudOps Digest", "cloudopsdigest.example", ("noreply", "community"), "CloudOps Digest #{n}: {topic}"),
+    ("Freight Monitor", "freightmonitor.example", ("bulletin", "alerts"), "Freight Monitor {n}: {topic}"),
+)
 
 OTHER_SENDERS = ("news", "digest", "events", "updates", "noreply")
 """Other addresses a newsletter's domain mails from, so the request is about a domain."""
@@ -87,12 +98,12 @@ def _cutoff(ctx: FamilyContext, ws: Workspace, domain: str) -> datetime:
     return (ctx.start - timedelta(days=days[0])).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _issue(ctx: FamilyContext, letter: _Letter, moment: datetime) -> dict[str, Any]:
+def _issue(ctx: FamilyContext, letter: _Letter, moment: datetime) -> WorldCall:
     catch = ctx.the_world.faker(f"{ctx.family}:{ctx.seed}:{moment.isoformat()}").catch_phrase()
     sender = letter.sender
     if ctx.rng.random() < 0.3:
         sender = f"{ctx.choice([s for s in OTHER_SENDERS if s != sender.split('@')[0]])}@{letter.domain}"
-    return _op(
+    return operation(
         "mail",
         "add_message",
         from_addr=sender,
@@ -100,15 +111,15 @@ def _issue(ctx: FamilyContext, letter: _Letter, moment: datetime) -> dict[str, A
         subject=letter.subject.format(n=ctx.rng.randint(10, 99), catch=catch),
         body=f"This week in {letter.name}: {catch.lower()}.\n\nRead the full story on our website.\n\n"
         "Unsubscribe: reply STOP.",
-        sent_at=_iso(moment),
+        sent_at=utc_text(moment),
         is_read=ctx.rng.random() < 0.5,
     )
 
 
-def _colleague_mail(ctx: FamilyContext, letter: _Letter, moment: datetime) -> dict[str, Any]:
+def _colleague_mail(ctx: FamilyContext, letter: _Letter, moment: datetime) -> WorldCall:
     colleague = ctx.person(internal=True)
     topic = ctx.choice(ctx.the_world.vocabulary.meeting_topics)
-    return _op(
+    return operation(
         "mail",
         "add_message",
         from_addr=colleague.email,
@@ -116,7 +127,7 @@ def _colleague_mail(ctx: FamilyContext, letter: _Letter, moment: datetime) -> di
         subject=f"Worth reading: {letter.name} about {topic}",
         body=f"{greeting(ctx.user)}\n\nthe latest {letter.name} issue (from {letter.domain}) has a good piece "
         f"about {topic}. Shall we discuss it on Friday?\n\n{first_name(colleague.name)}",
-        sent_at=_iso(moment),
+        sent_at=utc_text(moment),
         is_read=True,
     )
 
@@ -183,47 +194,34 @@ def mail_bulk_archive(ctx: FamilyContext) -> Task:
     planted = {r["id"] for r in results}
     stay_ids = sorted((planted | {r["id"] for r in mine}) - set(match_ids))
     date_text = ctx.choice([_day(cutoff), cutoff.strftime("%Y-%m-%d"), f"{cutoff:%B} {cutoff.day}"])
-    checks: list[dict[str, Any]] = [
-        {
-            "id": f"archived-{i}",
-            "type": "field_equals",
-            "description": f"Old {source.name} mail {mid} is archived",
-            "table": "mail_messages",
-            "where": {"id": mid},
-            "column": "folder",
-            "value": "archive",
-        }
+    checks: list[Check] = [
+        field_equals(
+            f"archived-{i}",
+            f"Old {source.name} mail {mid} is archived",
+            "mail_messages",
+            {"id": mid},
+            "folder",
+            "archive",
+        )
         for i, mid in enumerate(match_ids)
     ]
     checks.append(
-        {
-            "id": "others-stay",
-            "type": "count",
-            "role": "guard",
-            "description": "The newer issues and the other mails stay in the inbox",
-            "table": "mail_messages",
-            "where": {"id": {"in": stay_ids}, "folder": "inbox"},
-            "op": "eq",
-            "value": len(stay_ids),
-        }
+        guard(
+            count_is(
+                "others-stay",
+                "The newer issues and the other mails stay in the inbox",
+                "mail_messages",
+                {"id": {"in": stay_ids}, "folder": "inbox"},
+                len(stay_ids),
+            )
+        )
     )
-    solution: list[dict[str, Any]] = [
-        {
-            "tool": "mail_search_messages",
-            "arguments": {
-                "sender": source.domain,
-                "folder": "inbox",
-                "before": cutoff.strftime("%Y-%m-%d"),
-                "limit": 100,
-            },
-            "id": "found",
-        }
+    before = cutoff.strftime("%Y-%m-%d")
+    solution: list[SolutionStep] = [
+        step("mail_search_messages", "found", sender=source.domain, folder="inbox", before=before, limit=100)
     ]
     solution += [
-        {
-            "tool": "mail_move_message",
-            "arguments": {"message_id": {"$ref": f"found.messages.{i}.id"}, "folder": "archive"},
-        }
+        step("mail_move_message", message_id={"$ref": f"found.messages.{i}.id"}, folder="archive")
         for i in range(len(match_ids))
     ]
     return ctx.task(
@@ -231,6 +229,6 @@ def mail_bulk_archive(ctx: FamilyContext) -> Task:
         services=["mail"],
         operations=operations,
         title=f"Archive old {source.name} newsletters",
-        context=_rules(ctx),
-        turns=[{"user": request(ctx, _ask(ctx, source, date_text)), "checks": checks, "solution": solution}],
+        context=house_rules(ctx),
+        turns=[Turn(user=request(ctx, _ask(ctx, source, date_text)), checks=checks, solution=solution)],
     )

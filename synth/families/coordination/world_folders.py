@@ -7,22 +7,17 @@ own layout (/shared/policies, /teams/support/meeting-notes) and any other world 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from coworkenv.world import World
 
+from ...builders import slug
 from ...phrasing import first_name
 
 #: Roughly how many units of a currency buy what one euro buys, so that a per diem of 40 in
 #: euros reads as about 300 in Danish kroner; currencies not listed count as one.
 CURRENCY_SCALE = {"DKK": 7, "SEK": 10, "NOK": 10, "INR": 80, "JPY": 150}
-
-
-def slug(text: str) -> str:
-    """'Client Services' -> 'client-services'."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def parent(path: str) -> str:

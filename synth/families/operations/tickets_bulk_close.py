@@ -1,16 +1,16 @@
-"""Bulk conditional update families: close every resolved ticket in a queue that has gone
-untouched for longer than a stated age."""
+"""tickets_bulk_close_resolved (bulk_conditional_update): close every resolved ticket in a
+queue that has gone untouched for longer than a stated age."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from coworkenv.checks import Check
 from coworkenv.state import Workspace
-from coworkenv.task import Task
+from coworkenv.task import Task, Turn, WorldCall
 
+from ...builders import field_equals, guard, operation, start_shifted, step
 from ...family import FamilyContext, family
 from ...phrasing import Ask, request
-from ._shared import _at, _field, _guard, _op, _plant, _ticket_values
+from .world_texts import ticket_values
 
 # -- tickets_bulk_close_resolved -----------------------------------------------------------------
 
@@ -84,7 +84,7 @@ def _close_target(ctx: FamilyContext, ws: Workspace) -> tuple[str, int]:
         return ws.conn.execute(
             "SELECT count(*) FROM tickets_tickets WHERE queue = ? AND status = 'resolved' "
             "AND updated_at >= ? AND updated_at < ?",
-            (q, _at(ctx, days=lo), _at(ctx, days=hi)),
+            (q, start_shifted(ctx, days=lo), start_shifted(ctx, days=hi)),
         ).fetchone()[0]
 
     clean = [(q, d) for q, d in combos if demo(q, -d - 1.5, -d + 1.5) == 0]
@@ -92,9 +92,9 @@ def _close_target(ctx: FamilyContext, ws: Workspace) -> tuple[str, int]:
     return (few or clean)[0]
 
 
-def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago: float) -> dict:
-    values = _ticket_values(ctx)
-    return _op(
+def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago: float) -> WorldCall:
+    values = ticket_values(ctx)
+    return operation(
         "tickets",
         "add_ticket",
         title=ctx.choice(_titles(ctx)[queue]).format(**values),
@@ -102,8 +102,8 @@ def _close_ticket(ctx: FamilyContext, queue: str, status: str, updated_days_ago:
         requester=ctx.person(internal=_filed_by_colleagues(ctx, queue)).email,
         assignee=ctx.person(internal=True).email,
         status=status,
-        created_at=_at(ctx, days=-updated_days_ago - ctx.rng.uniform(1, 8)),
-        updated_at=_at(ctx, days=-updated_days_ago),
+        created_at=start_shifted(ctx, days=-updated_days_ago - ctx.rng.uniform(1, 8)),
+        updated_at=start_shifted(ctx, days=-updated_days_ago),
     )
 
 
@@ -115,7 +115,7 @@ def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
     workspace clock). Distractors: recently updated resolved tickets in that queue, old resolved
     tickets in other queues, and old tickets there that are not resolved. Runs on every world."""
     services = ["tickets"]
-    _, demo_ws = _plant(ctx, services, [])
+    _, demo_ws = ctx.seeded(services, [])
     queue, days = _close_target(ctx, demo_ws)
     others = [q for q in _titles(ctx) if q != queue]
     operations = [
@@ -133,8 +133,8 @@ def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
         else:
             status = ctx.choice(["pending", "in_progress"])
             operations.append(_close_ticket(ctx, queue, status, days + ctx.rng.uniform(2, 20)))
-    results, ws = _plant(ctx, services, operations)
-    cutoff = _at(ctx, days=-days)
+    results, ws = ctx.seeded(services, operations)
+    cutoff = start_shifted(ctx, days=-days)
     due = [
         r[0]
         for r in ws.conn.execute(
@@ -143,38 +143,28 @@ def tickets_bulk_close_resolved(ctx: FamilyContext) -> Task:
             (queue, cutoff),
         )
     ]
-    kept = [(r["ticket_id"], op["params"]["status"]) for r, op in zip(results, operations, strict=True)]
+    kept = [(r["ticket_id"], op.params["status"]) for r, op in zip(results, operations, strict=True)]
     kept = [(tid, status) for tid, status in kept if tid not in due]
-    checks = [
-        _field(f"closed-{tid}", "tickets_tickets", {"id": tid}, "status", "closed", f"#{tid} is closed")
+    checks: list[Check] = [
+        field_equals(f"closed-{tid}", f"#{tid} is closed", "tickets_tickets", {"id": tid}, "status", "closed")
         for tid in due
     ]
     checks += [
-        _guard(
-            _field(f"kept-{tid}", "tickets_tickets", {"id": tid}, "status", status, f"#{tid} stays {status}")
+        guard(
+            field_equals(
+                f"kept-{tid}", f"#{tid} stays {status}", "tickets_tickets", {"id": tid}, "status", status
+            )
         )
         for tid, status in kept
     ]
-    solution: list[dict[str, Any]] = [
-        {
-            "tool": "tickets_search_tickets",
-            "arguments": {"queue": queue, "status": "resolved", "sort": "oldest", "limit": 100},
-            "id": "resolved",
-        }
+    solution = [
+        step("tickets_search_tickets", "resolved", queue=queue, status="resolved", sort="oldest", limit=100)
     ]
-    solution += [
-        {"tool": "tickets_update_ticket", "arguments": {"ticket_id": t, "status": "closed"}} for t in due
-    ]
+    solution += [step("tickets_update_ticket", ticket_id=t, status="closed") for t in due]
     return ctx.task(
         capability_id="bulk_conditional_update",
         services=services,
         operations=operations,
         title=f"Close resolved {queue} tickets untouched for more than {days} days",
-        turns=[
-            {
-                "user": request(ctx, _close_ask(ctx, queue, days)),
-                "checks": checks,
-                "solution": solution,
-            }
-        ],
+        turns=[Turn(user=request(ctx, _close_ask(ctx, queue, days)), checks=checks, solution=solution)],
     )

@@ -1,15 +1,27 @@
-"""follow_up_reminder: chase the colleagues who never answered the user's mail."""
+"""mail_chase_unanswered (follow_up_reminder): chase the colleagues who never answered the
+user's mail."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from coworkenv.task import Task
+from coworkenv.checks import Check
+from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 
+from ...builders import (
+    ago,
+    guard,
+    house_rules,
+    mail_sent,
+    operation,
+    planted_ids,
+    sql_check,
+    step,
+    text_fact,
+    utc_text,
+)
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
-from ._shared import _ago, _ids, _iso, _mail_sent, _op, _rules, _when
 
 ASKS = (
     "your team's availability in {month}",
@@ -100,11 +112,11 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
     asks = [a.format(month=month_name) for a in ctx.rng.sample(list(ASKS), n_open + n_done)]
     plan = [(p, a, i < n_open) for i, (p, a) in enumerate(zip(people, asks, strict=True))]
     ctx.rng.shuffle(plan)
-    operations: list[dict[str, Any]] = []
+    operations: list[WorldCall] = []
     for person, ask, _ in plan:
-        sent = _when(ctx, days=ctx.rng.randint(5, 9), hours=ctx.rng.randint(0, 6))
+        sent = ctx.start - timedelta(days=ctx.rng.randint(5, 9), hours=ctx.rng.randint(0, 6))
         operations.append(
-            _op(
+            operation(
                 "mail",
                 "add_message",
                 folder="sent",
@@ -112,7 +124,7 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
                 subject=f"{prefix}: {ask}",
                 body=f"{greeting(person)}\n\nfor {project} I need {ask}. Could you send it over by the end of "
                 f"the week?\n\nThanks,\n{first_name(ctx.user.name)}",
-                sent_at=_iso(sent),
+                sent_at=utc_text(sent),
             )
         )
     results = ctx.plant(["mail"], operations)
@@ -122,7 +134,7 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
         if unanswered:
             continue
         answers.append(
-            _op(
+            operation(
                 "mail",
                 "add_message",
                 folder=ctx.choice(["inbox", "inbox", "archive"]),
@@ -131,59 +143,57 @@ def mail_chase_unanswered(ctx: FamilyContext) -> Task:
                 in_reply_to=sent_id,
                 subject=f"Re: {prefix}: {ask}",
                 body=f"{greeting(ctx.user)}\n\n{ctx.choice(ANSWERS)}\n\n{first_name(person.name)}",
-                sent_at=_ago(ctx, days=ctx.rng.randint(1, 4), hours=ctx.rng.randint(0, 6)),
+                sent_at=ago(ctx, days=ctx.rng.randint(1, 4), hours=ctx.rng.randint(0, 6)),
                 is_read=ctx.rng.random() < 0.6,
             )
         )
     operations += answers
-    planted = _ids(ctx.plant(["mail"], operations))
+    planted = planted_ids(ctx.plant(["mail"], operations))
     last = planted[-1]
     open_threads = [(p, a, sid) for (p, a, u), sid in zip(plan, sent_ids, strict=True) if u]
     done_threads = [sid for (_, _, u), sid in zip(plan, sent_ids, strict=True) if not u]
-    checks = [
-        _mail_sent(
+    checks: list[Check] = [
+        mail_sent(
             f"followed-up-{i}",
             f"A follow-up to {person.name} in the unanswered thread of message {sid} that names what is "
             f"still missing ({ask})",
-            person.email,
-            [{"text": ask}],
+            [person.email],
+            [text_fact(ask)],
             thread_of=sid,
             reply=True,
         )
         for i, (person, ask, sid) in enumerate(open_threads)
     ]
     checks.append(
-        {
-            "id": "answered-left-alone",
-            "type": "sql",
-            "role": "guard",
-            "description": "No follow-up in the threads that already have an answer",
-            "query": f"SELECT count(*) FROM mail_messages m WHERE m.id > {last} AND m.folder != 'drafts' "
-            f"AND m.thread_id IN ({', '.join(map(str, done_threads))})",
-            "expected": 0,
-        }
+        guard(
+            sql_check(
+                "answered-left-alone",
+                "No follow-up in the threads that already have an answer",
+                f"SELECT count(*) FROM mail_messages m WHERE m.id > {last} AND m.folder != 'drafts' "
+                f"AND m.thread_id IN ({', '.join(map(str, done_threads))})",
+                0,
+            )
+        )
     )
-    solution: list[dict[str, Any]] = [
-        {"tool": "mail_search_messages", "arguments": {"query": prefix, "folder": "sent"}},
-        {"tool": "mail_search_messages", "arguments": {"query": prefix, "folder": "inbox"}},
+    solution: list[SolutionStep] = [
+        step("mail_search_messages", query=prefix, folder="sent"),
+        step("mail_search_messages", query=prefix, folder="inbox"),
     ]
     for person, ask, sid in open_threads:
         reminder = ctx.choice(REMINDERS).format(ask=ask)
-        solution.append({"tool": "mail_get_thread", "arguments": {"thread_id": sid}})
+        solution.append(step("mail_get_thread", thread_id=sid))
         solution.append(
-            {
-                "tool": "mail_reply",
-                "arguments": {
-                    "message_id": sid,
-                    "body": f"{greeting(person)}\n\n{reminder}\n\nThanks a lot,\n{first_name(ctx.user.name)}",
-                },
-            }
+            step(
+                "mail_reply",
+                message_id=sid,
+                body=f"{greeting(person)}\n\n{reminder}\n\nThanks a lot,\n{first_name(ctx.user.name)}",
+            )
         )
     return ctx.task(
         capability_id="follow_up_reminder",
         services=["mail"],
         operations=operations,
         title=f"Follow up on the unanswered '{prefix}' requests",
-        context=_rules(ctx),
-        turns=[{"user": request(ctx, _ask(ctx, project, prefix)), "checks": checks, "solution": solution}],
+        context=house_rules(ctx),
+        turns=[Turn(user=request(ctx, _ask(ctx, project, prefix)), checks=checks, solution=solution)],
     )

@@ -1,20 +1,16 @@
-"""What the workday families share: the moments of a day, how a request is worded in the
-world's register with the moment it arrives, references and request texts of the world, and
-events between turns."""
+"""The texts of a workday: how a request is worded in the world's register with the moment
+it arrives, references in the world's format, and request texts from the world's topics."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from coworkenv.synth.validation.mutants import NUMBER
-from coworkenv.task import Turn
+from coworkenv.world import Queue, Topic
 
 from ...family import FamilyContext
 from ...phrasing import Ask, request
-
-Json = dict[str, Any]
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -43,7 +39,7 @@ def references(ctx: FamilyContext, n: int) -> list[str]:
     return out
 
 
-def plain_topics(topics: Sequence[Any]) -> list[Any]:
+def plain_topics(topics: Sequence[Topic]) -> list[Topic]:
     """The topics with no figure of their own (a figure in a written text is what the wrong-figure
     mutants change, so the texts of a day hold only the figures its checks ask for); all of
     them when none is plain."""
@@ -51,7 +47,7 @@ def plain_topics(topics: Sequence[Any]) -> list[Any]:
     return plain or list(topics)
 
 
-def customer_queue(ctx: FamilyContext) -> Any:
+def customer_queue(ctx: FamilyContext) -> Queue:
     """The first queue customers file into (the demo company's Support)."""
     return next(q for q in ctx.the_world.queues if q.requested_by == "customers")
 
@@ -69,20 +65,3 @@ def fill(ctx: FamilyContext, text: str, ref: str) -> str:
         "n": "several",
     }
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
-
-
-def changed_mind(turn: Json) -> Json:
-    """The turn marked as one where the user revises an earlier request, where the task format
-    has that mark (reports count success by kind of change)."""
-    return {**turn, "changed_mind": True} if "changed_mind" in Turn.model_fields else turn
-
-
-def mail_event(sender: str, minutes: int, announced: bool, **params: object) -> Json:
-    """An inbound mail from `sender` after `minutes`."""
-    return {
-        "service": "mail",
-        "operation": "deliver_inbound",
-        "announced": announced,
-        "advance_minutes": minutes,
-        "params": {"from_addr": sender, **params},
-    }
