@@ -2,10 +2,11 @@
 
 Each service fills its own tables from a `World` in its `seed.py` (`populate(workspace,
 world, rng)`); `build_world_workspace` runs them in order (directory, files, mail, tickets,
-calendar), so later services may refer to what earlier ones created (mail attachments point
-at files). The demo workspace is the Northwind world: 20 people in 5 teams plus external
-contacts, 200 mails in threads, 60 tickets, 80 calendar events and 40 files, the same for
-the same seed number.
+calendar, crm, notes, sheets), so later services may refer to what earlier ones created (mail
+attachments point at files). The demo workspace is the Northwind world: 20 people in 5 teams
+plus external contacts, 200 mails in threads, 60 tickets, 80 calendar events, 40 files, a CRM
+of 9 accounts with their deals, a knowledge base with 3 databases and 5 spreadsheets, the
+same for the same seed number.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .mail.store import search_index_written_at_end
 DEMO_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 """Monday 2 March 2026, 09:00 UTC: the demo workspace's clock start."""
 
-POPULATE_ORDER = ("directory", "files", "mail", "tickets", "calendar")
+POPULATE_ORDER = ("directory", "files", "mail", "tickets", "calendar", "crm", "notes", "sheets")
 SEED_READS: dict[str, tuple[str, ...]] = {"mail": ("files",)}
 """What a service's `populate` reads of the services rendered before it, when they are
 there (mail attaches files of the files service); the others read only their own tables.
