@@ -13,7 +13,15 @@ from typing import Any
 
 from coworkenv.state import Workspace
 
-from .toolkit import DEFAULT_USER_EMAIL, USER_EMAIL_KEY, ServiceSpec, ToolError, WorkspaceServer, current_user
+from .toolkit import (
+    DEFAULT_USER_EMAIL,
+    USER_EMAIL_KEY,
+    ServiceError,
+    ServiceSpec,
+    ToolError,
+    WorkspaceServer,
+    current_user,
+)
 
 SERVICE_NAMES: tuple[str, ...] = (
     "mail",
@@ -28,6 +36,7 @@ SERVICE_NAMES: tuple[str, ...] = (
 
 __all__ = [
     "SERVICE_NAMES",
+    "ServiceError",
     "ServiceSpec",
     "ToolError",
     "UnknownServiceError",

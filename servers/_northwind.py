@@ -1,9 +1,14 @@
-"""The demo company, Northwind, as a `World`: its people come from `demo.build_company`, its
-queues, documents, meetings and words from each service's seed module."""
+"""The demo company, Northwind: its people (`DemoPerson`, `DemoCompany`, drawn by
+`demo.build_company`), and the company as a `World` whose queues, documents, meetings and
+words come from each service's seed module."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from faker import Faker
 
 from coworkenv.world import World
 
@@ -14,8 +19,52 @@ from .files import seed as files
 from .mail import northwind_words as mail
 from .tickets import seed as tickets
 
-if TYPE_CHECKING:
-    from .demo import DemoCompany
+
+@dataclass(frozen=True)
+class DemoPerson:
+    email: str
+    name: str
+    title: str
+    team: str | None
+    manager_email: str | None
+    time_zone: str
+    internal: bool
+    company: str
+
+
+@dataclass(frozen=True)
+class DemoCompany:
+    """The people of the demo company and its contacts, shared by every service's populate."""
+
+    name: str
+    domain: str
+    teams: tuple[str, ...]
+    people: tuple[DemoPerson, ...]
+    start: datetime
+    seed: int
+
+    @property
+    def staff(self) -> list[DemoPerson]:
+        return [p for p in self.people if p.internal]
+
+    @property
+    def contacts(self) -> list[DemoPerson]:
+        return [p for p in self.people if not p.internal]
+
+    @property
+    def user(self) -> DemoPerson:
+        """The person the agent works for in the demo: the Support Lead."""
+        return next(p for p in self.people if p.title == "Support Lead")
+
+    def team_members(self, team: str) -> list[DemoPerson]:
+        return [p for p in self.people if p.team == team]
+
+    def faker(self, salt: str) -> Faker:
+        """A Faker seeded from the company seed and a salt, so each service's text is stable."""
+        fake = Faker("en_US")
+        fake.seed_instance(f"{self.seed}:{salt}")
+        return fake
+
 
 HOUSE_RULES = [
     "Line-down tickets are always handled first, before any other queue.",

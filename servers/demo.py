@@ -16,7 +16,6 @@ import random
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
@@ -28,6 +27,7 @@ from coworkenv.state.tables import content_tables
 from coworkenv.world import World
 
 from . import SERVICE_NAMES, create_workspace
+from ._northwind import DemoCompany, DemoPerson, northwind
 from .mail.store import search_index_written_at_end
 
 DEMO_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -38,52 +38,6 @@ SEED_READS: dict[str, tuple[str, ...]] = {"mail": ("files",)}
 """What a service's `populate` reads of the services rendered before it, when they are
 there (mail attaches files of the files service); the others read only their own tables.
 `world_snapshot` relies on it: it renders each service once per world and what it reads."""
-
-
-@dataclass(frozen=True)
-class DemoPerson:
-    email: str
-    name: str
-    title: str
-    team: str | None
-    manager_email: str | None
-    time_zone: str
-    internal: bool
-    company: str
-
-
-@dataclass(frozen=True)
-class DemoCompany:
-    """The people of the demo company and its contacts, shared by every service's populate."""
-
-    name: str
-    domain: str
-    teams: tuple[str, ...]
-    people: tuple[DemoPerson, ...]
-    start: datetime
-    seed: int
-
-    @property
-    def staff(self) -> list[DemoPerson]:
-        return [p for p in self.people if p.internal]
-
-    @property
-    def contacts(self) -> list[DemoPerson]:
-        return [p for p in self.people if not p.internal]
-
-    @property
-    def user(self) -> DemoPerson:
-        """The person the agent works for in the demo: the Support Lead."""
-        return next(p for p in self.people if p.title == "Support Lead")
-
-    def team_members(self, team: str) -> list[DemoPerson]:
-        return [p for p in self.people if p.team == team]
-
-    def faker(self, salt: str) -> Faker:
-        """A Faker seeded from the company seed and a salt, so each service's text is stable."""
-        fake = Faker("en_US")
-        fake.seed_instance(f"{self.seed}:{salt}")
-        return fake
 
 
 TEAMS = {
@@ -162,8 +116,6 @@ def build_company(seed: int = 0) -> DemoCompany:
 def northwind_world(seed: int = 0) -> World:
     """The demo company as a world: the people of `build_company(seed)` and the Northwind
     queues, documents, meetings and vocabulary each service's seed module defines."""
-    from ._northwind import northwind
-
     return northwind(build_company(seed))
 
 

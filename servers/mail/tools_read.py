@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, ToolList, workspace_of
+from ..toolkit import ServiceError, ToolList, workspace_of
 from . import store
 from .schema import FOLDERS, Folder, FolderCount, FolderList, LabelCount, Message, MessageList, Thread
 
@@ -90,7 +90,7 @@ async def search_messages(
     start = store.time_arg(after, "after") if after is not None else None
     end = store.time_arg(before, "before") if before is not None else None
     if start is not None and end is not None and start >= end:
-        raise ToolError(f"after ({start}) must be earlier than before ({end}); swap or widen the range")
+        raise ServiceError(f"after ({start}) must be earlier than before ({end}); swap or widen the range")
     if start is not None:
         where.append("sent_at >= ?")
         params.append(start)
@@ -129,7 +129,7 @@ async def get_thread(
         "mail_messages", "thread_id = ? AND owner = ? ORDER BY sent_at, id", [thread_id, store.mailbox(ws)]
     )
     if not rows:
-        raise ToolError(
+        raise ServiceError(
             f"no thread with id {thread_id} in your mailbox; search_messages shows each message's thread_id"
         )
     return Thread(

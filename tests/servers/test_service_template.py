@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from coworkenv.servers import apply_world_operation, create_workspace, get_service
+from coworkenv.servers import SERVICE_NAMES, apply_world_operation, create_workspace, get_service
 from coworkenv.servers.toolkit import WorkspaceServer
 from tests.conftest import START
 
@@ -38,11 +38,15 @@ def test_the_readme_lists_the_modules_of_a_service_folder() -> None:
     assert re.findall(r"^\| `(\w+\.py)` \|", README, re.M) == ROLES
 
 
-@pytest.mark.parametrize("name", ["directory"])
+@pytest.mark.parametrize("name", SERVICE_NAMES)
 def test_every_service_folder_has_the_modules_the_readme_lists(name: str) -> None:
     modules = {p.name for p in (SERVERS / name).glob("*.py")}
     assert set(ROLES) <= modules, f"{name}/ lacks {sorted(set(ROLES) - modules)}"
     assert not modules & {"tools.py", "toolset.py", "demo.py", "errors.py"}, name
+    for helper in sorted(modules - set(ROLES)):
+        assert f"`{helper}`" in README or f"`{name}/{helper}`" in README, (
+            f"README does not name {name}/{helper}"
+        )
     spec = get_service(name)
     read = importlib.import_module(f"coworkenv.servers.{name}.tools_read").TOOLS
     write = importlib.import_module(f"coworkenv.servers.{name}.tools_write").TOOLS
