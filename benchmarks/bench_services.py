@@ -13,9 +13,9 @@ from pydantic import Field
 from coworkenv.servers import build_server
 from coworkenv.servers.crm import store as crm_store
 from coworkenv.servers.crm.schema import AccountList
-from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.servers.notes import store as notes_store
 from coworkenv.servers.notes.schema import PageList
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.servers.sheets import store as sheets_store
 from coworkenv.servers.sheets.schema import RangeValues
 from coworkenv.state import Workspace
@@ -67,7 +67,7 @@ def bare_server(ws: Workspace) -> MCPServer:
 
 
 async def measure() -> list[dict]:
-    ws = build_demo_workspace(seed=0)
+    ws = northwind_workspace(seed=0)
     results = []
     bare = bare_server(ws.fork())
     for service, (tool, args) in CALLS.items():
@@ -104,8 +104,8 @@ async def measure() -> list[dict]:
 
 
 def run() -> list[dict]:
-    five = median_us(lambda: build_demo_workspace(seed=0, services=FIRST_FIVE), repeat=7, warmup=1)
-    eight = median_us(lambda: build_demo_workspace(seed=0), repeat=7, warmup=1)
+    five = median_us(lambda: northwind_workspace(seed=0, services=FIRST_FIVE), repeat=7, warmup=1)
+    eight = median_us(lambda: northwind_workspace(seed=0), repeat=7, warmup=1)
     results = [report("seed the demo world, all eight services", eight, five, "the first five services", 1.5)]
     return results + anyio.run(measure)
 

@@ -41,12 +41,12 @@ def _load_workspace(db: Path | None, demo: int | None, world: str | None = None)
     if db is not None:
         return Workspace.open(db)
     if world is not None:
-        from coworkenv.servers.demo import build_world_workspace
+        from coworkenv.servers.render import render_workspace
 
-        return build_world_workspace(_world(world))
-    from coworkenv.servers.demo import build_demo_workspace
+        return render_workspace(_world(world))
+    from coworkenv.servers.render import northwind_workspace
 
-    return build_demo_workspace(seed=demo or 0)
+    return northwind_workspace(seed=demo or 0)
 
 
 def _world(spec: str) -> World:
@@ -300,12 +300,12 @@ def world_propose(
 @click.option("--overwrite", is_flag=True, help="Replace PATH if it exists.")
 def save_demo(path: Path, seed: int, overwrite: bool) -> None:
     """Build the demo workspace from SEED and save it to PATH (serve it with --db PATH)."""
-    from coworkenv.servers.demo import build_demo_workspace
+    from coworkenv.servers.render import northwind_workspace
 
     if path.exists() and not overwrite:
         raise click.UsageError(f"{path} already exists; pass --overwrite to replace it")
 
-    workspace = build_demo_workspace(seed=seed)
+    workspace = northwind_workspace(seed=seed)
     workspace.save(path, overwrite=overwrite)
     click.echo(f"saved demo workspace (seed {seed}, hash {workspace.content_hash()[:12]}) to {path}")
 

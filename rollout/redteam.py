@@ -14,6 +14,10 @@ contract does not make:
   RIGHT."), `candidates_list` (a bullet list of the right value and wrong ones),
   `hedged_everywhere` (every checked value approximated) and `all_at_once` (every one of
   these together);
+- second texts (every write that states a checked fact): `second_text_wrong` (the write
+  made again right after, to the same place, with a wrong value where the right one was: a
+  second mail, a second note) and `second_text_denies` (the same, saying "Correction: it is
+  not RIGHT.");
 - turns (multi-turn tasks): `done_late` (every turn's writes moved to the last turn) and
   `done_early` (each turn's work done in the turn before, before the user asked);
 - objects: `touched_resolved` (every ticket the solution writes to resolved at the end),
@@ -174,6 +178,45 @@ def _text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
             yield Variant("reject", kind, f"{kind} in every text that states a checked fact", variant)
 
 
+def _second_text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
+    """Each fact-stating write made twice: the second time wrong, or denying the first."""
+    zone = Evidence(seed, seed, [], task.user_email).user_zone
+    by_step: dict[tuple[int, int], list[tuple[Located, Place]]] = {}
+    for at in locate(task, seed):
+        for place in at.places:
+            by_step.setdefault((at.i, at.j), []).append((at, place))
+    if not by_step:
+        return
+
+    def wrong(text: str, found: list[tuple[Located, Place]], argument: str) -> str:
+        for at, place in sorted(found, key=lambda f: -f[1].value[0]):
+            if place.argument == argument:
+                v0, v1 = place.value
+                value = wrong_value(at.fact, zone)
+                if not text[v0:v1].startswith("#"):  # "#61" may be written with its "#" outside
+                    value = value.lstrip("#")
+                text = text[:v0] + value + text[v1:]
+        return text
+
+    def denies(text: str, found: list[tuple[Located, Place]], argument: str) -> str:
+        said = {_literal(at, text, p) for at, p in found if p.argument == argument}
+        return "Correction: it is not " + " and not ".join(sorted(said)) + "." if said else text
+
+    for kind, make in (("second_text_wrong", wrong), ("second_text_denies", denies)):
+        variant = task
+        for (i, j), found in sorted(by_step.items(), reverse=True):  # later steps first: indices hold
+            step = variant.turns[i].solution[j]
+            texts = {
+                argument: make(step.arguments[argument], found, argument)
+                for argument in {p.argument for _, p in found}
+            }
+            again = step.model_copy(update={"id": None, "arguments": {**step.arguments, **texts}})
+            steps = list(variant.turns[i].solution)
+            steps.insert(j + 1, again)
+            variant = with_solution(variant, i, steps)
+        yield Variant("reject", kind, f"{kind}: each write that states a checked fact made again", variant)
+
+
 def _turn_variants(task: Task) -> Iterator[Variant]:
     if not task.is_multi_turn:
         return
@@ -254,7 +297,12 @@ def _named_creates(task: Task) -> Task:
 
 def search_variants(task: Task, seed: Workspace) -> list[Variant]:
     """Every variant the search plays on `task`."""
-    return [*_text_variants(task, seed), *_turn_variants(task), *_object_variants(task)]
+    return [
+        *_text_variants(task, seed),
+        *_second_text_variants(task, seed),
+        *_turn_variants(task),
+        *_object_variants(task),
+    ]
 
 
 async def red_team(task: Task, cache: SeedCache | None = None) -> RedTeamReport:

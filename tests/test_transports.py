@@ -15,7 +15,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from coworkenv.servers import apply_world_operation, create_workspace, get_service
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 from tests.conftest import START
 
 
@@ -145,7 +145,7 @@ def test_serve_names_the_valid_services_for_an_unknown_one() -> None:
 @pytest.fixture
 def new_services_workspace(tmp_path: Path) -> Path:
     """A saved Northwind workspace with the crm, notes and sheets services only."""
-    return build_demo_workspace(0, ("crm", "notes", "sheets")).save(tmp_path / "ws.db")
+    return northwind_workspace(0, ("crm", "notes", "sheets")).save(tmp_path / "ws.db")
 
 
 @pytest.mark.parametrize(

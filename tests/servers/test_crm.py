@@ -7,9 +7,9 @@ import pytest
 from mcp import Client
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import build_world_workspace, northwind_world
+from coworkenv.servers.render import render_workspace
 from coworkenv.state import Workspace
-from coworkenv.worlds import PROFILES, world
+from coworkenv.worlds import PROFILES, northwind, world
 from tests.conftest import START
 
 ANN = "ann.lee@acme.example"
@@ -173,8 +173,8 @@ async def test_a_deal_reassigned_by_a_colleague_is_an_audited_event(ws: Workspac
 def test_every_world_renders_its_crm_the_same_way_twice() -> None:
     for profile in PROFILES:
         w = world(profile, None, 0)
-        first = build_world_workspace(w, ("crm",))
-        assert first.content_hash() == build_world_workspace(w, ("crm",)).content_hash(), profile
+        first = render_workspace(w, ("crm",))
+        assert first.content_hash() == render_workspace(w, ("crm",)).content_hash(), profile
         names = {r["name"] for r in first.rows("crm_accounts")}
         assert {o.name for o in w.organizations} <= names, profile
         contacts = {r["email"] for r in first.rows("crm_contacts")}
@@ -184,7 +184,7 @@ def test_every_world_renders_its_crm_the_same_way_twice() -> None:
 
 
 def test_the_northwind_crm_holds_one_duplicate_contact() -> None:
-    ws = build_world_workspace(northwind_world(0), ("crm",))
+    ws = render_workspace(northwind(0), ("crm",))
     duplicates = ws.conn.execute(
         "SELECT account_id, email, COUNT(*) FROM crm_contacts GROUP BY account_id, email HAVING COUNT(*) > 1"
     ).fetchall()

@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import build_world_workspace
+from coworkenv.servers.render import render_workspace
 from coworkenv.state import Workspace
 from coworkenv.worlds import PROFILES, world
 from tests.conftest import START
@@ -161,8 +161,8 @@ async def test_an_article_updated_by_a_colleague_is_an_audited_event(ws: Workspa
 def test_every_world_renders_its_notes_the_same_way_twice() -> None:
     for profile in PROFILES:
         w = world(profile, None, 0)
-        first = build_world_workspace(w, ("notes",))
-        assert first.content_hash() == build_world_workspace(w, ("notes",)).content_hash(), profile
+        first = render_workspace(w, ("notes",))
+        assert first.content_hash() == render_workspace(w, ("notes",)).content_hash(), profile
         articles = [r["title"] for r in first.rows("notes_pages", "kind = 'article' ORDER BY id")]
         assert articles[0] == "Policy: house rules", profile
         assert f"How to handle {w.queues[0].name} requests" in articles, profile

@@ -7,9 +7,9 @@ import pytest
 from mcp import Client
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import build_world_workspace, northwind_world
+from coworkenv.servers.render import render_workspace
 from coworkenv.state import Workspace
-from coworkenv.worlds import PROFILES, world
+from coworkenv.worlds import PROFILES, northwind, world
 from tests.conftest import START
 
 ME = "me@northwind.example"
@@ -202,7 +202,7 @@ async def test_a_colleague_correcting_a_row_is_an_audited_event(ws: Workspace) -
 def test_every_world_renders_its_spreadsheets_the_same_way_twice_with_no_formula_error() -> None:
     for profile in PROFILES:
         w = world(profile, None, 0)
-        first, second = build_world_workspace(w, ("sheets",)), build_world_workspace(w, ("sheets",))
+        first, second = render_workspace(w, ("sheets",)), render_workspace(w, ("sheets",))
         assert first.content_hash() == second.content_hash(), profile
         errors = first.rows("sheets_cells", "value LIKE '#%'")
         assert errors == [], profile
@@ -211,7 +211,7 @@ def test_every_world_renders_its_spreadsheets_the_same_way_twice_with_no_formula
 
 
 def test_the_northwind_ledger_summary_adds_up_its_invoices() -> None:
-    ws = build_world_workspace(northwind_world(0), ("sheets",))
+    ws = render_workspace(northwind(0), ("sheets",))
     ledger = ws.rows("sheets_spreadsheets", "title = 'Invoice ledger 2026'")[0]["id"]
     amounts = ws.rows(
         "sheets_cells", "spreadsheet_id = ? AND sheet = 'Invoices' AND col = 5 AND row > 1", [ledger]
