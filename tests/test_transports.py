@@ -184,7 +184,7 @@ async def test_streamable_http_serves_the_new_services_and_lists_them_combined(
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.2):
