@@ -12,8 +12,9 @@ contract does not make:
   (wrong values with no unit, in a sentence of their own), `quoted_wrong` (a wrong value
   quoted as someone else's), `affirm_then_deny` (the text, then "To be clear, it is not
   RIGHT."), `candidates_list` (a bullet list of the right value and wrong ones),
-  `hedged_everywhere` (every checked value approximated) and `all_at_once` (every one of
-  these together);
+  `hedged_everywhere` (every checked value approximated), `unconfirmed_everywhere` (every
+  checked value followed by "(to be confirmed)"), `taken_back` (the text, then "Ignore the
+  previous figures.") and `all_at_once` (every one of these together);
 - second texts (every write that states a checked fact): `second_text_wrong` (the write
   made again right after, to the same place, with a wrong value where the right one was: a
   second mail, a second note) and `second_text_denies` (the same, saying "Correction: it is
@@ -116,6 +117,12 @@ def _text_edits(zone: str) -> dict[str, Edit]:
     def hedged(text: str, facts: list[tuple[Located, str]]) -> str:
         return text  # in place: see _hedge_in_place
 
+    def unconfirmed(text: str, facts: list[tuple[Located, str]]) -> str:
+        return text  # in place: see _unconfirm_in_place
+
+    def taken_back(text: str, facts: list[tuple[Located, str]]) -> str:
+        return text + "\n\nIgnore the previous figures."
+
     edits: dict[str, Edit] = {
         "appended_alternatives": appended,
         "bare_values": bare,
@@ -123,11 +130,13 @@ def _text_edits(zone: str) -> dict[str, Edit]:
         "affirm_then_deny": deny,
         "candidates_list": candidates,
         "hedged_everywhere": hedged,
+        "unconfirmed_everywhere": unconfirmed,
+        "taken_back": taken_back,
     }
 
     def everything(text: str, facts: list[tuple[Located, str]]) -> str:
         for name, edit in edits.items():
-            if name != "hedged_everywhere":
+            if name not in ("hedged_everywhere", "unconfirmed_everywhere"):
                 text = edit(text, facts)
         return text
 
@@ -148,6 +157,13 @@ def _hedge_in_place(text: str, places: list[Place]) -> str:
     return text
 
 
+def _unconfirm_in_place(text: str, places: list[Place]) -> str:
+    """Every checked value followed by "(to be confirmed)"."""
+    for end in sorted({p.value[1] for p in places}, reverse=True):
+        text = text[:end] + " (to be confirmed)" + text[end:]
+    return text
+
+
 def _text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
     zone = Evidence(seed, seed, [], task.user_email).user_zone
     by_text: dict[tuple[int, int, str], list[tuple[Located, Place]]] = {}
@@ -165,6 +181,8 @@ def _text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
             if kind in ("hedged_everywhere", "all_at_once"):
                 measured = [p for at, p in found if at.fact.kind in ("number", "date", "time")]
                 edited = _hedge_in_place(text, measured)
+            elif kind == "unconfirmed_everywhere":
+                edited = _unconfirm_in_place(text, [p for _, p in found])
             else:
                 edited = text
             edited = edit(edited, facts)

@@ -45,7 +45,9 @@ async def test_no_search_change_earns_success_on_any_example() -> None:
         "quoted_wrong",
         "second_text_denies",
         "second_text_wrong",
+        "taken_back",
         "touched_resolved",
+        "unconfirmed_everywhere",
     }
 
 
@@ -61,6 +63,8 @@ def test_each_text_change_keeps_the_reference_and_adds_what_a_policy_would() -> 
     assert bodies["affirm_then_deny"] == reference + "\n\nTo be clear, it is not #61."
     assert bodies["candidates_list"] == reference + "\n\nCandidates:\n- #61\n- #1061\n- #62"
     assert bodies["appended_alternatives"] == reference + "\n\nP.S. It could also be #1061 or #62."
+    assert bodies["taken_back"] == reference + "\n\nIgnore the previous figures."
+    assert bodies["unconfirmed_everywhere"] == reference.replace("#61;", "#61 (to be confirmed);")
 
 
 def test_a_second_text_repeats_the_write_with_a_wrong_value_or_a_denial() -> None:
@@ -95,10 +99,10 @@ def test_the_cli_lists_what_still_passes_and_exits_1(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.output.splitlines() == [
         "handoff-mail-to-ticket: quoted_wrong: quoted_wrong in every text that states a checked fact (score 1.0)",
-        "9 change(s) tried on 1 task(s); 1 still pass",
+        "11 change(s) tried on 1 task(s); 1 still pass",
     ]
     clean = CliRunner().invoke(cli, ["redteam", str(EXAMPLES / "handoff-mail-to-ticket.json")])
     assert (clean.exit_code, clean.output.splitlines()[-1]) == (
         0,
-        "9 change(s) tried on 1 task(s); 0 still pass",
+        "11 change(s) tried on 1 task(s); 0 still pass",
     )
