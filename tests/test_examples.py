@@ -744,10 +744,10 @@ async def test_the_invoice_row_cleared_instead_of_marked_fails() -> None:
     assert outcome.violations["default:removals"].endswith("; and 1 more")
 
 
-async def test_the_status_written_in_capitals_after_reading_the_row_passes() -> None:
+async def test_the_status_written_after_reading_the_row_with_a_quoted_sheet_name_passes() -> None:
     def other_way(steps: list[dict]) -> list[dict]:
         read = step("sheets_read_range", spreadsheet_id=2, range="Invoices!A6:F6")
-        write = step("sheets_write_range", spreadsheet_id=2, start="'Invoices'!F6", values=[["Paid"]])
+        write = step("sheets_write_range", spreadsheet_id=2, start="'Invoices'!F6", values=[["paid"]])
         return [*steps[:2], read, write]
 
     outcome, _ = await judged("sheets-mark-invoice-paid", 0, other_way)
