@@ -16,7 +16,7 @@ import anyio
 from benchmarks.bench_memory import rss_mb
 from benchmarks.timing import median_us, median_us_async
 from coworkenv.rollout import Episode, OraclePolicy, SeedCache
-from coworkenv.rollout.runner import drive, reference_footprint
+from coworkenv.rollout.episodes.runner import drive, reference_footprint
 from coworkenv.state import Snapshot
 from coworkenv.task import Task, load_task, task_files
 

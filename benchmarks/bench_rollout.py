@@ -10,8 +10,8 @@ import anyio
 from openai import AsyncOpenAI
 
 from coworkenv.rollout import OpenAIAgent, OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.batch import run_batch
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
+from coworkenv.rollout.episodes.batch import run_batch
 from coworkenv.task import load_task, task_files
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"

@@ -12,7 +12,7 @@ import anyio
 from pydantic import TypeAdapter
 
 from coworkenv.checks import Check, Guards
-from coworkenv.rollout.reference import table_rules
+from coworkenv.rollout.episodes.reference import table_rules
 from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.state.changes import BASE_TABLE

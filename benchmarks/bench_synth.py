@@ -14,10 +14,10 @@ from dataclasses import dataclass
 import anyio
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.validation import validate_task
 from coworkenv.servers.render import forget_snapshots
 from coworkenv.synth.generators import ProceduralGenerator
 from coworkenv.synth.pipeline import plan_requests, synthesize
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import parse_task
 
 from .timing import machine_cpu_seconds

@@ -8,7 +8,7 @@ from mcp import Client
 from mcp.server import MCPServer
 from pydantic import Field
 
-from coworkenv.rollout.session import AgentSession, InProcessClient
+from coworkenv.rollout.episodes.session import AgentSession, InProcessClient
 from coworkenv.servers import build_server
 from coworkenv.servers.directory.schema import PersonList, person_from_row
 from coworkenv.servers.directory.tools_read import MAX_OFFSET

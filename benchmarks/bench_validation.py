@@ -16,8 +16,8 @@ from pathlib import Path
 import anyio
 
 from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.runner import reference_footprint
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.runner import reference_footprint
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import load_task, task_files
 from coworkenv.verifiers.python_checks import forget_python_verdicts
 from coworkenv.verifiers.sandbox import PYTHON, run_sandboxed, stop_sandbox_servers

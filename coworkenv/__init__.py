@@ -1,6 +1,6 @@
 """coworkenv: executable, verifiable workspace environments for AI coworker agents.
 
-The public entry point is `Episode` (see `coworkenv.rollout.episode`), loaded on first use so that
+The public entry point is `Episode` (see `coworkenv.rollout.episodes.episode`), loaded on first use so that
 importing a subpackage (`coworkenv.state`, ...) does not load the whole runner. `CoworkTaskset`
 and `CoworkEnv` are the verifiers taskset and environment (`coworkenv.integrations.
 verifiers_env`, with the `[verifiers]` extra); they are listed here so that verifiers finds
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coworkenv.integrations.verifiers_env import CoworkEnv, CoworkTaskset
-    from coworkenv.rollout.episode import Episode, Start
+    from coworkenv.rollout.episodes.episode import Episode, Start
 
 __all__ = ["CoworkEnv", "CoworkTaskset", "Episode", "Start"]
 _VERIFIERS = ("CoworkEnv", "CoworkTaskset")
@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(verifiers_env, name)
     if name in __all__:
-        from coworkenv.rollout import episode
+        from coworkenv.rollout.episodes import episode
 
         return getattr(episode, name)
     raise AttributeError(f"module 'coworkenv' has no attribute {name!r}")

@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 import click
 
-from coworkenv.rollout.report import terminal_console
-from coworkenv.rollout.seeding import SeedError
+from coworkenv.rollout.episodes.seeding import SeedError
+from coworkenv.rollout.exports.report import terminal_console
 from coworkenv.servers import SERVICE_NAMES, UnknownServiceError
 from coworkenv.servers.hosting import (
     DEFAULT_HOST,
@@ -273,7 +273,7 @@ def world_propose(
 ) -> None:
     """Ask a model for a world of INDUSTRY, validate it (and render every service's seed data
     from it), send the problems back until it is valid, and write it to PATH."""
-    from coworkenv.rollout.openai_client import EndpointFailed, EndpointUnavailable, make_client
+    from coworkenv.rollout.agents.openai_client import EndpointFailed, EndpointUnavailable, make_client
     from coworkenv.world import save_world
     from coworkenv.worlds.propose import WorldProposalFailed, propose_world
 
@@ -324,7 +324,7 @@ def validate(paths: tuple[Path, ...], no_mutants: bool, as_json: bool) -> None:
     from rich.table import Table
 
     from coworkenv.rollout import SeedCache
-    from coworkenv.rollout.validation import validate_task
+    from coworkenv.synth.validation.validation import validate_task
     from coworkenv.task import TaskFileError, load_task
 
     files = _task_paths(paths)
@@ -388,7 +388,7 @@ def redteam(paths: tuple[Path, ...], as_json: bool) -> None:
     strict success. Exit status 1 when any is found.
     """
     from coworkenv.rollout import SeedCache
-    from coworkenv.rollout.redteam import red_team
+    from coworkenv.synth.validation.redteam import red_team
     from coworkenv.task import load_task
 
     files = _task_paths(paths)
@@ -578,7 +578,7 @@ def rollout(
     endpoint is checked once before the batch. Exit status 1 when every episode run ended
     in an error.
     """
-    from coworkenv.rollout.user_simulator import UserSimulator
+    from coworkenv.rollout.agents.user_simulator import UserSimulator
     from coworkenv.servers.faults import FaultPlan
 
     tasks = _load_tasks(paths)
@@ -674,7 +674,7 @@ def _policy_factory(
 @contextmanager
 def _endpoint_errors() -> Iterator[None]:
     """A model endpoint that cannot be used is a one-line error before any work starts."""
-    from coworkenv.rollout.openai_client import EndpointUnavailable
+    from coworkenv.rollout.agents.openai_client import EndpointUnavailable
 
     try:
         yield
@@ -684,7 +684,7 @@ def _endpoint_errors() -> Iterator[None]:
 
 async def _check_endpoints(base_urls: list[str | None], api_key_env: str) -> None:
     """One request to each model endpoint (None: OpenAI itself) before any work starts."""
-    from coworkenv.rollout.openai_client import check_endpoint
+    from coworkenv.rollout.agents.openai_client import check_endpoint
 
     for base_url in dict.fromkeys(base_urls):
         await check_endpoint(base_url, api_key_env=api_key_env)
@@ -696,7 +696,7 @@ def _run_batch_with_progress(
     """Run the batch with a progress bar; Ctrl-C keeps what finished and says how to resume."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from coworkenv.rollout.batch import run_batch
+    from coworkenv.rollout.episodes.batch import run_batch
 
     with Progress(
         TextColumn("{task.description}"),
@@ -740,8 +740,8 @@ def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
     """Scores of the episodes in one or more rollout folders: average score, strict success,
     pass@k, pass^k, safety violations, robustness, and breakdowns by capability, service,
     single/multi-turn and turn index. Writes report.json and a self-contained report.html."""
-    from coworkenv.rollout.report import build_report, print_report, report_json
-    from coworkenv.rollout.report_html import write_report
+    from coworkenv.rollout.exports.report import build_report, print_report, report_json
+    from coworkenv.rollout.exports.report_html import write_report
 
     records = _read_records(dirs)
     built = build_report(records)
@@ -802,7 +802,7 @@ def export_sft_command(
 ) -> None:
     """Successful runs as SFT rows: TRL/prime-rl `messages` + `tools`, or LLaMA-Factory sharegpt
     with a dataset_info.json entry. Runs below --min-score, unsuccessful or unsafe runs are left out."""
-    from coworkenv.rollout.export_sft import export_sft
+    from coworkenv.rollout.exports.export_sft import export_sft
 
     records = _read_records(dirs)
     summary = export_sft(records, out_dir, format=fmt, min_score=min_score, policies=list(policies) or None)  # type: ignore[arg-type]
@@ -837,7 +837,7 @@ def export_sft_command(
 def export_rl_command(dirs: tuple[Path, ...], advantages: str, level: str, out_dir: Path) -> None:
     """Episodes as RL rows: messages, tools, reward, one reward component per check, per-turn
     rewards, and optionally GRPO- or GDPO-style advantages."""
-    from coworkenv.rollout.export_rl import export_rl
+    from coworkenv.rollout.exports.export_rl import export_rl
 
     records = _read_records(dirs)
     summary = export_rl(records, out_dir, advantages=advantages, level=level)  # type: ignore[arg-type]
@@ -848,7 +848,7 @@ def _proposed_worlds(
     out_dir: Path, count: int, model: str, base_url: str | None, api_key_env: str, seed: int
 ) -> list[Path]:
     """`count` worlds in OUT/worlds/, proposed by `model` where missing (see `propose_worlds`)."""
-    from coworkenv.rollout.openai_client import EndpointFailed, EndpointUnavailable, make_client
+    from coworkenv.rollout.agents.openai_client import EndpointFailed, EndpointUnavailable, make_client
     from coworkenv.worlds.propose import WorldProposalFailed, propose_worlds
 
     try:
@@ -1070,7 +1070,7 @@ def synth(
                 min_score=min_judge_score,
             )
         if probe_model:
-            from coworkenv.rollout.openai_agent import OpenAIAgent
+            from coworkenv.rollout.agents.openai_agent import OpenAIAgent
             from coworkenv.synth.probe import Probe
 
             agent = OpenAIAgent(probe_model, base_url=probe_base_url or base_url, api_key_env=api_key_env)

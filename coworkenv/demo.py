@@ -24,11 +24,11 @@ from pathlib import Path
 from rich.console import Console
 
 from coworkenv.rollout import NoisyPolicy, OraclePolicy, read_records
-from coworkenv.rollout.batch import run_batch
-from coworkenv.rollout.export_rl import export_rl
-from coworkenv.rollout.export_sft import export_sft
-from coworkenv.rollout.report import build_report, print_report, terminal_console
-from coworkenv.rollout.report_html import write_report
+from coworkenv.rollout.episodes.batch import run_batch
+from coworkenv.rollout.exports.export_rl import export_rl
+from coworkenv.rollout.exports.export_sft import export_sft
+from coworkenv.rollout.exports.report import build_report, print_report, terminal_console
+from coworkenv.rollout.exports.report_html import write_report
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.synth.funnel import build_funnel, print_funnel, write_funnel
 from coworkenv.synth.generators import ProceduralGenerator

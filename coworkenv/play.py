@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from coworkenv.rollout import SeedCache, apply_event
-from coworkenv.rollout.reference import guarding_for, lasting_checks
-from coworkenv.rollout.runner import reference_footprint
+from coworkenv.rollout.episodes.reference import guarding_for, lasting_checks
+from coworkenv.rollout.episodes.runner import reference_footprint
 from coworkenv.state import Workspace
 from coworkenv.task import Task
 from coworkenv.verifiers import CheckResult, Evidence, Verdict, judge_evidence, judge_turn

@@ -1,13 +1,21 @@
 """Rollouts: episodes of a policy on a task, through the real MCP servers."""
 
-from .episode import Episode, EpisodeError, Start
-from .openai_agent import EndpointError, OpenAIAgent
-from .policies import POLICIES, NoisyPolicy, NoopPolicy, OraclePolicy, Policy, PolicyError, resolve_refs
-from .record import EpisodeRecord, Timings
-from .records_io import append_record, read_records
-from .runner import apply_event, run_episode, system_prompt
-from .seeding import SeedCache, SeedError, seed_workspace
-from .session import AgentSession, ToolLimitReached, ToolOutcome
+from coworkenv.rollout.agents.openai_agent import EndpointError, OpenAIAgent
+from coworkenv.rollout.agents.policies import (
+    POLICIES,
+    NoisyPolicy,
+    NoopPolicy,
+    OraclePolicy,
+    Policy,
+    PolicyError,
+    resolve_refs,
+)
+from coworkenv.rollout.episodes.episode import Episode, EpisodeError, Start
+from coworkenv.rollout.episodes.record import EpisodeRecord, Timings
+from coworkenv.rollout.episodes.records_io import append_record, read_records
+from coworkenv.rollout.episodes.runner import apply_event, run_episode, system_prompt
+from coworkenv.rollout.episodes.seeding import SeedCache, SeedError, seed_workspace
+from coworkenv.rollout.episodes.session import AgentSession, ToolLimitReached, ToolOutcome
 
 __all__ = [
     "POLICIES",

@@ -3,9 +3,8 @@ of turns must match what the slot asked, or it would be counted under the wrong 
 
 from __future__ import annotations
 
+from coworkenv.synth.capabilities import capability
 from coworkenv.task import Task
-
-from .capabilities import capability
 
 #: Services a task may always use besides the requested ones: people are looked up everywhere.
 ALWAYS_ALLOWED = ("directory",)

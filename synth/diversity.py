@@ -21,12 +21,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from coworkenv.synth import families  # noqa: F401  (registers every family: their kinds are the tasks' kinds)
+from coworkenv.synth.family import FAMILIES, KINDS, Kind
 from coworkenv.task import Task
 from coworkenv.world import World
 from coworkenv.worlds import DEMO, world
-
-from . import families  # noqa: F401  (registers every family: their kinds are the tasks' kinds)
-from .family import FAMILIES, KINDS, Kind
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+")

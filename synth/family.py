@@ -20,15 +20,14 @@ from typing import Any, Literal, get_args
 from coworkenv.servers import get_service
 from coworkenv.servers.render import northwind_snapshot, rendered_snapshot
 from coworkenv.state import Workspace
+from coworkenv.synth.capabilities import capability
 from coworkenv.task import Task
 from coworkenv.world import Person, World
 from coworkenv.worlds import DEMO, PROFILES, northwind
 from coworkenv.worlds import world as profile_world
 
-from .capabilities import capability
 
-
-class SeedDoesNotFit(Exception):
+class SeedDoesNotFit(ValueError):
     """The family's draw does not fit its world's seed (a seed row where the task needs none):
     the generator draws again with another seed instead of keeping a task that would be
     ambiguous."""

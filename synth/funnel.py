@@ -12,13 +12,12 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
+from coworkenv.synth.diversity import Diversity, Lengths, diversity
+from coworkenv.synth.diversity import request_template as request_template  # part of the report's API
+from coworkenv.synth.family import KINDS
+from coworkenv.synth.pipeline import DraftRecord, funnel_counts
 from coworkenv.task import Task
 from coworkenv.worlds import DEMO, PROFILES
-
-from .diversity import Diversity, Lengths, diversity
-from .diversity import request_template as request_template  # part of the report's API
-from .family import KINDS
-from .pipeline import DraftRecord, funnel_counts
 
 #: What passing each funnel stage means, for the terminal and the page.
 STAGE_DETAILS = {

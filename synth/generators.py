@@ -13,20 +13,17 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from coworkenv.rollout.openai_client import (
+from coworkenv.rollout.agents.openai_client import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_TIMEOUT,
     EndpointFailed,
     chat,
     make_client,
 )
-from coworkenv.task import Task
-from coworkenv.worlds import DEMO, world_from_spec
-
-from . import families  # noqa: F401  (registers every family)
-from .capabilities import capability
-from .family import FAMILIES, Difficulty, Kind, SeedDoesNotFit, build_task
-from .prompt import (
+from coworkenv.synth import families  # noqa: F401  (registers every family)
+from coworkenv.synth.capabilities import capability
+from coworkenv.synth.family import FAMILIES, Difficulty, Kind, SeedDoesNotFit, build_task
+from coworkenv.synth.prompt import (
     EXAMPLE_HEADING,
     TOKEN_BUDGET,
     compact_task,
@@ -37,6 +34,8 @@ from .prompt import (
     scene_for,
     system_prompt,
 )
+from coworkenv.task import Task
+from coworkenv.worlds import DEMO, world_from_spec
 
 
 class DraftRequest(BaseModel):

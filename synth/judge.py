@@ -11,10 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from coworkenv.rollout.openai_client import DEFAULT_API_KEY_ENV, EndpointFailed, chat, make_client
+from coworkenv.rollout.agents.openai_client import DEFAULT_API_KEY_ENV, EndpointFailed, chat, make_client
+from coworkenv.synth.generators import GenerationError, extract_json
 from coworkenv.task import Task
-
-from .generators import GenerationError, extract_json
 
 #: Drafts the judge scores below this (out of 10) go back to the generator with its reasons.
 DEFAULT_MIN_SCORE = 8

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from coworkenv.rollout.openai_client import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT, chat, make_client
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.agents.openai_client import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT, chat, make_client
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.task import Task
 from coworkenv.verifiers.facts import number_mentions, states_date, states_number, states_person, states_text
 
@@ -153,7 +153,7 @@ class Paraphraser:
     async def paraphrase(self, task: Task, *, cache: SeedCache | None = None) -> Paraphrased:
         """`task` with each user message rewritten where the rewrite keeps every fact and the
         task still passes validation; else the original words, with the reasons."""
-        from coworkenv.rollout.validation import validate_task
+        from coworkenv.synth.validation.validation import validate_task
 
         cache = cache or SeedCache()
         people = _people(task, cache)

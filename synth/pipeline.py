@@ -3,7 +3,7 @@
 For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
 1. the generator drafts a task (JSON text);
 2. validation: schema, seed loads, checks valid, no-op fails, oracle solves (score 1.0,
-   no safety violation), deterministic, mutants killed (see `rollout.validation`);
+   no safety violation), deterministic, mutants killed (see `synth.validation.validation`);
    before that, a draft must match its request (capability, services, turns) and must not
    nearly duplicate a kept task; after it, an optional LLM judge and a probe agent;
 3. a failing draft's report, every problem found, goes back to the generator for the next
@@ -34,23 +34,22 @@ from pydantic import BaseModel, Field, ValidationError
 
 from coworkenv.files import TEMP_SUFFIX, atomic_write_text
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.seeding import SeedError, seed_snapshot
-from coworkenv.rollout.validation import ValidationReport, validate_task
+from coworkenv.rollout.episodes.seeding import SeedError, seed_snapshot
 from coworkenv.state import Snapshot
+from coworkenv.synth.consistency import consistency_problems
+from coworkenv.synth.dedup import KeptTasks, find_duplicate
+from coworkenv.synth.generators import DraftRequest, GenerationError, Generator
+from coworkenv.synth.plan import DEFAULT_WORLDS, Mix
+from coworkenv.synth.plan import plan_requests as plan_requests  # the pipeline's plan, importable from here
+from coworkenv.synth.validation.processes import ProcessValidators
+from coworkenv.synth.validation.validation import ValidationReport, validate_task
 from coworkenv.task import Provenance, Task, TaskFileError, dump_task, load_task, parse_task
 
-from .consistency import consistency_problems
-from .dedup import KeptTasks, find_duplicate
-from .generators import DraftRequest, GenerationError, Generator
-from .plan import DEFAULT_WORLDS, Mix
-from .plan import plan_requests as plan_requests  # the pipeline's plan, importable from here
-from .process_validation import ProcessValidators
-
 if TYPE_CHECKING:
-    from .judge import LLMJudge
-    from .paraphrase import Paraphraser
-    from .probe import Probe
-    from .ray_validation import RayValidators
+    from coworkenv.synth.judge import LLMJudge
+    from coworkenv.synth.paraphrase import Paraphraser
+    from coworkenv.synth.probe import Probe
+    from coworkenv.synth.validation.ray_workers import RayValidators
 
 DRAFTS_FILE = "drafts.jsonl"
 TASKS_DIR = "tasks"
@@ -353,7 +352,7 @@ async def synthesize(
     limiter = anyio.CapacityLimiter(max(1, workers) * (IN_FLIGHT_PER_WORKER if workers > 1 else 1))
     pool: ProcessValidators | RayValidators | None = None
     if backend == "ray":
-        from .ray_validation import RayValidators
+        from coworkenv.synth.validation.ray_workers import RayValidators
 
         pool = RayValidators(max(1, workers), address=address)
     elif backend != "local":

@@ -17,11 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coworkenv.synth.capabilities import load_capabilities
+from coworkenv.synth.family import FAMILIES, KINDS, Kind
+from coworkenv.synth.generators import DraftRequest
 from coworkenv.worlds import DEMO, MAX_SIZE, MIN_SIZE, PROFILES
-
-from .capabilities import load_capabilities
-from .family import FAMILIES, KINDS, Kind
-from .generators import DraftRequest
 
 DEFAULT_WORLDS = 50
 """Worlds of a default run: 49 generated organizations (every industry profile at least once)

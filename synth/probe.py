@@ -8,11 +8,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.openai_agent import OpenAIAgent
-from coworkenv.rollout.runner import run_episode
+from coworkenv.rollout.agents.openai_agent import OpenAIAgent
+from coworkenv.rollout.episodes.runner import run_episode
+from coworkenv.synth.generators import GenerationError
 from coworkenv.task import Task
-
-from .generators import GenerationError
 
 
 class ProbeResult(BaseModel):

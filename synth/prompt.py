@@ -21,15 +21,14 @@ from functools import lru_cache
 from typing import Any
 
 from coworkenv.checks import WHERE_OPERATORS
-from coworkenv.rollout.tokens import estimate_tokens
+from coworkenv.rollout.agents.tokens import estimate_tokens
 from coworkenv.servers import SERVICE_NAMES, get_service
 from coworkenv.servers.render import render_workspace
 from coworkenv.state import Workspace
 from coworkenv.state.tables import content_tables
+from coworkenv.synth.capabilities import capability
 from coworkenv.task import Task, task_json_schema
 from coworkenv.worlds import DEMO, profile_names, world
-
-from .capabilities import capability
 
 #: First-round requests (system + user + structured-output schema) stay under this many tokens.
 TOKEN_BUDGET = 11_000

@@ -10,9 +10,9 @@ from click.testing import CliRunner, Result
 
 from coworkenv.cli import cli
 from coworkenv.rollout import read_records
-from coworkenv.rollout.openai_client import make_client
-from coworkenv.rollout.scripted_llm import ScriptedLLM
-from coworkenv.rollout.user_simulator import SATISFIED
+from coworkenv.rollout.agents.openai_client import make_client
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.user_simulator import SATISFIED
 from coworkenv.synth.generators import LLMGenerator
 from coworkenv.task import dump_task
 from tests.rollout.test_runner import ticket_task

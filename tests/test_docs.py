@@ -168,7 +168,7 @@ def test_the_docs_have_python_snippets_to_run() -> None:
 def oracle_rollout(folder: Path) -> None:
     """What docs/exports.md starts from: the README's oracle rollout (on three example tasks)."""
     from coworkenv.rollout import OraclePolicy
-    from coworkenv.rollout.batch import run_batch
+    from coworkenv.rollout.episodes.batch import run_batch
     from coworkenv.task import load_task
 
     tasks = [load_task(p) for p in sorted((ROOT / "tasks" / "examples").glob("*.json"))[:3]]
@@ -202,7 +202,7 @@ def test_every_python_snippet_runs_as_a_script(doc: Path, tmp_path: Path) -> Non
 async def test_the_task_format_example_is_a_task_that_passes_the_whole_contract() -> None:
     import re
 
-    from coworkenv.rollout.validation import validate_task
+    from coworkenv.synth.validation.validation import validate_task
     from coworkenv.task import parse_task
 
     block = re.search(r"```json\n(.*?)```", (ROOT / "docs" / "tasks.md").read_text(), re.S)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from coworkenv.rollout import OraclePolicy, SeedCache
-from coworkenv.rollout.runner import reference_footprint, run_episode
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Task, load_task
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "tasks" / "examples"

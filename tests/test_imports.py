@@ -157,7 +157,7 @@ def test_the_walk_finds_the_modules_of_every_top_level_folder() -> None:
         "coworkenv.state.workspace",
         "coworkenv.servers.mail.store",
         "coworkenv.verifiers.evaluate",
-        "coworkenv.rollout.episode",
+        "coworkenv.rollout.episodes.episode",
         "coworkenv.synth.families.workdays",
     ]:
         assert module in graph, module

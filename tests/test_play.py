@@ -8,7 +8,7 @@ from mcp import Client
 
 from coworkenv.play import play, verdict_lines, verify_saved
 from coworkenv.rollout import OraclePolicy, SeedCache
-from coworkenv.rollout.session import AgentSession
+from coworkenv.rollout.episodes.session import AgentSession
 from coworkenv.servers import build_workspace_server
 from coworkenv.state import Workspace
 from coworkenv.task import dump_task, load_task

@@ -9,10 +9,10 @@ import pytest
 
 import coworkenv.synth.families  # noqa: F401  (registers every family)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.mutants import mutants
-from coworkenv.rollout.runner import reference_footprint
+from coworkenv.rollout.episodes.runner import reference_footprint
 from coworkenv.synth.family import FAMILIES, build_task
+from coworkenv.synth.validation.acceptance import acceptance_variants
+from coworkenv.synth.validation.mutants import mutants
 from coworkenv.task import Task, TaskFileError, load_task, parse_task, task_files, task_json_schema
 from tests.rollout.test_runner import ticket_task
 

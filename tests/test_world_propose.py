@@ -13,12 +13,12 @@ from click.testing import CliRunner
 import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.cli import cli
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.openai_client import make_client
-from coworkenv.rollout.scripted_llm import ScriptedLLM
-from coworkenv.rollout.seeding import seed_workspace
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.agents.openai_client import make_client
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
+from coworkenv.rollout.episodes.seeding import seed_workspace
 from coworkenv.servers.render import render_workspace
 from coworkenv.synth.family import build_task
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.world import load_world
 from coworkenv.worlds import world
 from coworkenv.worlds.propose import PROPOSED, WorldProposalFailed, check_world, propose_world

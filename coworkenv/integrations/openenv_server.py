@@ -40,9 +40,9 @@ from openenv.core.env_server import (
 from openenv.core.env_server.mcp_types import Tool as OpenEnvTool
 from pydantic import Field
 
-from coworkenv.rollout.episode import Episode
-from coworkenv.rollout.records_io import append_record
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.episodes.episode import Episode
+from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.task import Task
 
 __all__ = ["CoworkAction", "CoworkObservation", "CoworkOpenEnv", "build_app"]

@@ -30,10 +30,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from coworkenv.rollout.episode import Episode
-from coworkenv.rollout.records_io import append_record
-from coworkenv.rollout.seeding import SeedCache
-from coworkenv.rollout.tool_schemas import tools_for_services
+from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.episodes.episode import Episode
+from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Limits, Task
 

@@ -37,9 +37,9 @@ import uvicorn
 from mcp.server import MCPServer
 from pydantic import Field
 
-from coworkenv.rollout.episode import Episode, Start
-from coworkenv.rollout.records_io import append_record
-from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.episodes.episode import Episode, Start
+from coworkenv.rollout.episodes.records_io import append_record
+from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Limits, Task, load_task, task_files
 

@@ -150,7 +150,7 @@ async def propose_world(
     """A valid world of `industry` with about `size` colleagues, proposed by `model` through
     `client` (an `openai.AsyncOpenAI`). Refused answers go back with their problems; after
     `rounds` answers without a valid world, `WorldProposalFailed`."""
-    from coworkenv.rollout.openai_client import chat
+    from coworkenv.rollout.agents.openai_client import chat
 
     from . import world as profile_world
 

@@ -28,7 +28,7 @@ from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.servers import apply_world_operation, create_workspace
 
 # The SDKs warn about their own deprecations; what the agents did is what is checked.

@@ -142,7 +142,7 @@ async def test_sessions_are_bounded(url) -> None:  # type: ignore[no-untyped-def
 
 
 async def test_a_question_is_answered_within_the_turn(url) -> None:  # type: ignore[no-untyped-def]
-    from coworkenv.rollout.episode import NOTHING_TO_ADD
+    from coworkenv.rollout.episodes.episode import NOTHING_TO_ADD
 
     async with GenericEnvClient(base_url=url) as env:
         await env.reset(task_id="t-escalate")

@@ -11,7 +11,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from coworkenv.cli import cli  # noqa: E402
 from coworkenv.rollout import OraclePolicy, read_records  # noqa: E402
-from coworkenv.rollout.batch import run_batch  # noqa: E402
+from coworkenv.rollout.episodes.batch import run_batch  # noqa: E402
 from coworkenv.task import dump_task  # noqa: E402
 from tests.rollout.test_runner import ticket_task  # noqa: E402
 

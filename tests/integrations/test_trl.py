@@ -14,7 +14,7 @@ from transformers.utils import get_json_schema  # noqa: E402
 
 from coworkenv.integrations.trl import OVER, build_dataset, dataset_rows, environment_class  # noqa: E402
 from coworkenv.rollout import read_records  # noqa: E402
-from coworkenv.rollout.tool_schemas import tools_for_services  # noqa: E402
+from coworkenv.rollout.agents.tool_schemas import tools_for_services  # noqa: E402
 from tests.rollout.test_runner import ticket_task  # noqa: E402
 
 

@@ -19,7 +19,7 @@ except ImportError as exc:  # the [verifiers] extra is not installed
     pytest.skip(f"the verifiers integration needs the [verifiers] extra: {exc}", allow_module_level=True)
 
 from coworkenv.rollout import Episode, read_records
-from coworkenv.rollout.scripted_llm import Entry, ScriptedLLM, completion
+from coworkenv.rollout.agents.scripted_llm import Entry, ScriptedLLM, completion
 from coworkenv.task import dump_task
 from tests.rollout.test_runner import ticket_task
 

@@ -5,8 +5,9 @@ candidates read before asking. Each is produced for a fitting task and passes.""
 from pathlib import Path
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.assistant_variants import (
+from coworkenv.rollout.episodes.runner import reference_footprint
+from coworkenv.synth.validation.acceptance import acceptance_variants
+from coworkenv.synth.validation.assistant_variants import (
     NOTE,
     candidates_read_first,
     reordered,
@@ -14,7 +15,6 @@ from coworkenv.rollout.assistant_variants import (
     ticket_id_forms,
     with_ticket_form,
 )
-from coworkenv.rollout.runner import reference_footprint
 from coworkenv.task import Task, load_task
 from tests.rollout.test_created_variants import played
 from tests.verifiers.test_guards import MOVE, REPLY, escalation_task, with_steps

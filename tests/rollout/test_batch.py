@@ -5,9 +5,9 @@ from pathlib import Path
 import anyio
 
 from coworkenv.rollout import NoopPolicy, OpenAIAgent, OraclePolicy, read_records
-from coworkenv.rollout.batch import run_batch
-from coworkenv.rollout.records_io import records_path
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
+from coworkenv.rollout.episodes.batch import run_batch
+from coworkenv.rollout.episodes.records_io import records_path
 from tests.rollout.test_runner import ticket_task
 
 

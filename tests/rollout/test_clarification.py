@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.episode import MAX_ANSWERS_PER_TURN, NOTHING_TO_ADD, Episode, asks_question
-from coworkenv.rollout.export_sft import to_sharegpt_row
-from coworkenv.rollout.mutants import guessing_mutants
-from coworkenv.rollout.openai_agent import OpenAIAgent
-from coworkenv.rollout.policies import NoisyPolicy, OraclePolicy
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode, system_prompt
-from coworkenv.rollout.scripted_llm import ScriptedLLM
-from coworkenv.rollout.user_simulator import SATISFIED, UserSimulator
-from coworkenv.rollout.validation import GUESSES, contract_problems, peeking, validate_task
+from coworkenv.rollout.agents.openai_agent import OpenAIAgent
+from coworkenv.rollout.agents.policies import NoisyPolicy, OraclePolicy
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.user_simulator import SATISFIED, UserSimulator
+from coworkenv.rollout.episodes.episode import MAX_ANSWERS_PER_TURN, NOTHING_TO_ADD, Episode, asks_question
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode, system_prompt
+from coworkenv.rollout.exports.export_sft import to_sharegpt_row
+from coworkenv.synth.validation.mutants import guessing_mutants
+from coworkenv.synth.validation.validation import GUESSES, contract_problems, peeking, validate_task
 from coworkenv.task import Candidate, Persona, SolutionStep, Task, TaskFileError, load_task, parse_task
 
 EXAMPLE = Path(__file__).parents[2] / "tasks" / "examples" / "clarification-which-ticket.json"

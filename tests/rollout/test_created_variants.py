@@ -5,11 +5,11 @@ second call, they must pass."""
 from pathlib import Path
 
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.created_mutants import created_mutants
-from coworkenv.rollout.mutants import mutants
-from coworkenv.rollout.runner import reference_footprint
-from coworkenv.rollout.variants import Variant
+from coworkenv.rollout.episodes.runner import reference_footprint
+from coworkenv.synth.validation.acceptance import acceptance_variants
+from coworkenv.synth.validation.created_mutants import created_mutants
+from coworkenv.synth.validation.mutants import mutants
+from coworkenv.synth.validation.variants import Variant
 from coworkenv.task import load_task
 from coworkenv.verifiers import Footprint
 from tests.verifiers.test_created import printer_task

@@ -9,8 +9,8 @@ from mcp import Client
 
 from coworkenv import Episode
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.episode import EpisodeError
-from coworkenv.rollout.tool_schemas import tools_for_services
+from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.episodes.episode import EpisodeError
 from coworkenv.servers import build_workspace_server, get_service
 from coworkenv.servers.faults import INJECTED_PREFIX, FaultPlan
 from coworkenv.task import Limits
@@ -156,7 +156,7 @@ def test_injected_faults_reach_the_model_as_errors_and_change_nothing() -> None:
 
 
 async def test_episodes_share_one_server_and_each_writes_only_its_own_workspace() -> None:
-    from coworkenv.rollout.session import shared_server
+    from coworkenv.rollout.episodes.session import shared_server
 
     cache = SeedCache()
     first, second = Episode(ticket_task(), cache=cache), Episode(ticket_task(), cache=cache)
@@ -183,7 +183,7 @@ async def test_episodes_share_one_server_and_each_writes_only_its_own_workspace(
 
 
 async def test_a_shared_server_is_called_with_a_workspace_that_has_its_services() -> None:
-    from coworkenv.rollout.session import InProcessClient, shared_server
+    from coworkenv.rollout.episodes.session import InProcessClient, shared_server
 
     server = shared_server(["mail", "tickets"])
     with pytest.raises(
@@ -201,7 +201,7 @@ async def test_a_shared_server_is_called_with_a_workspace_that_has_its_services(
 async def test_the_transcript_shows_the_json_the_audit_recorded_as_a_real_client_would() -> None:
     """In process, a result's text for the transcript is the audit entry's JSON, written
     once; through a real MCP client it is written from the structured content: the same text."""
-    from coworkenv.rollout.session import AgentSession, InProcessClient, shared_server
+    from coworkenv.rollout.episodes.session import AgentSession, InProcessClient, shared_server
 
     ep = Episode(ticket_task())
     await ep.areset()
@@ -223,7 +223,7 @@ async def test_the_transcript_shows_the_json_the_audit_recorded_as_a_real_client
 async def test_in_process_calls_yield_to_other_episodes_and_let_cancellation_in() -> None:
     """A scripted policy waits on nothing, so its calls yield to the event loop at least every
     `YIELD_SECONDS` (not on each call), and every call lets a cancellation in."""
-    from coworkenv.rollout.session import YIELD_SECONDS, InProcessClient, shared_server
+    from coworkenv.rollout.episodes.session import YIELD_SECONDS, InProcessClient, shared_server
 
     ep = Episode(ticket_task())
     await ep.areset()

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from coworkenv.rollout.export_rl import export_rl, group_advantages, to_rl_row
-from coworkenv.rollout.export_sft import ExportError
-from coworkenv.rollout.tool_schemas import tools_for_services
+from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.exports.export_rl import export_rl, group_advantages, to_rl_row
+from coworkenv.rollout.exports.export_sft import ExportError
 from coworkenv.verifiers import Verdict
 from coworkenv.verifiers.verdict import CheckResult
 from tests.rollout.test_export_sft import BOUNDARIES, TRANSCRIPT, episode, read_jsonl, verdict

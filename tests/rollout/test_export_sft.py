@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from coworkenv.rollout.export_sft import (
+from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.episodes.record import EpisodeRecord, Status
+from coworkenv.rollout.exports.export_sft import (
     ExportError,
     check_alternation,
     export_sft,
@@ -17,8 +19,6 @@ from coworkenv.rollout.export_sft import (
     to_sharegpt_row,
     to_trl_row,
 )
-from coworkenv.rollout.record import EpisodeRecord, Status
-from coworkenv.rollout.tool_schemas import tools_for_services
 from coworkenv.verifiers import Verdict
 from coworkenv.verifiers.verdict import CheckResult, SafetyViolation, TurnVerdict
 

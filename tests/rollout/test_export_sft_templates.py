@@ -11,7 +11,7 @@ jinja2 = pytest.importorskip("jinja2", reason="rendering chat templates needs ji
 from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: E402
 
 from coworkenv.rollout import OraclePolicy, run_episode  # noqa: E402
-from coworkenv.rollout.export_sft import openai_messages, to_trl_row  # noqa: E402
+from coworkenv.rollout.exports.export_sft import openai_messages, to_trl_row  # noqa: E402
 from tests.rollout.test_runner import ticket_task  # noqa: E402
 
 TOOLS = "{%- for tool in tools %}{{ tool | tojson }}\n{% endfor %}"
@@ -152,8 +152,8 @@ def test_deepseek_v3_renders_string_arguments_and_needs_empty_content_not_null(r
 
 
 def test_enum_defaults_that_are_numbers_move_into_the_description_so_gpt_oss_renders_them() -> None:
-    from coworkenv.rollout.export_sft import export_tools
-    from coworkenv.rollout.tool_schemas import tools_for_services
+    from coworkenv.rollout.agents.tool_schemas import tools_for_services
+    from coworkenv.rollout.exports.export_sft import export_tools
 
     raw = {"messages": [], "tools": tools_for_services(["calendar"])}
     with pytest.raises(TypeError, match="concatenate"):

@@ -6,7 +6,7 @@ import pytest
 
 import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.tokens import CONTEXT, episode_tokens, estimate_tokens
+from coworkenv.rollout.agents.tokens import CONTEXT, episode_tokens, estimate_tokens
 from coworkenv.synth.family import Difficulty, build_task
 from coworkenv.worlds import world
 

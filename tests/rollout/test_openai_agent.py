@@ -6,8 +6,8 @@ import json
 import pytest
 
 from coworkenv.rollout import run_episode
-from coworkenv.rollout.openai_agent import PLACEHOLDER, OpenAIAgent, fit_context
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.openai_agent import PLACEHOLDER, OpenAIAgent, fit_context
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from tests.rollout.test_runner import ticket_task
 
 
@@ -130,7 +130,7 @@ async def test_arguments_that_are_json_but_not_an_object_are_malformed(arguments
 
 
 async def test_a_simulated_user_answers_the_agents_question_within_the_turn() -> None:
-    from coworkenv.rollout.user_simulator import SATISFIED, UserSimulator
+    from coworkenv.rollout.agents.user_simulator import SATISFIED, UserSimulator
 
     task = ticket_task(
         turns=[

@@ -8,9 +8,9 @@ import pytest
 
 import coworkenv.synth.families  # noqa: F401  (registers every family)
 from coworkenv.rollout import OraclePolicy, SeedCache
-from coworkenv.rollout.peeking import Shown, peeking, step_problems
-from coworkenv.rollout.runner import run_episode, system_prompt, user_zone
+from coworkenv.rollout.episodes.runner import run_episode, system_prompt, user_zone
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
+from coworkenv.synth.validation.peeking import Shown, peeking, step_problems
 from coworkenv.task import Task, load_task
 
 START = datetime(2026, 3, 2, 9, tzinfo=UTC)

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from coworkenv.cli import cli
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.redteam import red_team, search_variants
+from coworkenv.synth.validation.redteam import red_team, search_variants
 from coworkenv.task import Task, load_task
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "tasks" / "examples"

@@ -8,16 +8,16 @@ import pytest
 import coworkenv.synth.families.workdays  # noqa: F401  (registers the workday families)
 from coworkenv import Episode
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.episode import EpisodeError
-from coworkenv.rollout.mutants import mutants
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.replay import latest_shared, play_reference, play_variant
-from coworkenv.rollout.resume import TurnStart
-from coworkenv.rollout.runner import reference_footprint
-from coworkenv.rollout.variants import replace_step
+from coworkenv.rollout.episodes.episode import EpisodeError
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.replay import latest_shared, play_reference, play_variant
+from coworkenv.rollout.episodes.resume import TurnStart
+from coworkenv.rollout.episodes.runner import reference_footprint
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.synth.family import build_task
+from coworkenv.synth.validation.acceptance import acceptance_variants
+from coworkenv.synth.validation.mutants import mutants
+from coworkenv.synth.validation.variants import replace_step
 from coworkenv.task import Task
 from tests.rollout.test_runner import ticket_task
 

@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from coworkenv.rollout.report import Report, TaskRow, breakdown_rows, build_report, print_report, report_json
-from coworkenv.rollout.report_html import render_html, write_report
+from coworkenv.rollout.exports.report import (
+    Report,
+    TaskRow,
+    breakdown_rows,
+    build_report,
+    print_report,
+    report_json,
+)
+from coworkenv.rollout.exports.report_html import render_html, write_report
 from tests.rollout.test_scores import make_records, record
 
 

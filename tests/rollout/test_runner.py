@@ -7,10 +7,10 @@ import anyio
 import pytest
 
 from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, SeedError, run_episode, seed_workspace
-from coworkenv.rollout.episode import Episode, EpisodeError
-from coworkenv.rollout.policies import resolve_refs
-from coworkenv.rollout.reference import footprint_of_run
-from coworkenv.rollout.runner import play, reference_footprint
+from coworkenv.rollout.agents.policies import resolve_refs
+from coworkenv.rollout.episodes.episode import Episode, EpisodeError
+from coworkenv.rollout.episodes.reference import footprint_of_run
+from coworkenv.rollout.episodes.runner import play, reference_footprint
 from coworkenv.task import Task, parse_task
 from coworkenv.verifiers import Evidence
 

@@ -6,8 +6,10 @@ from math import comb
 
 import pytest
 
-from coworkenv.rollout.record import EpisodeRecord, Status
-from coworkenv.rollout.scores import (
+from coworkenv.rollout.agents.tokens import PARTS, TokenStats, token_counter
+from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.episodes.record import EpisodeRecord, Status
+from coworkenv.rollout.exports.scores import (
     BreakdownRow,
     PassK,
     PolicySummary,
@@ -17,8 +19,6 @@ from coworkenv.rollout.scores import (
     score_histogram,
     summarize,
 )
-from coworkenv.rollout.tokens import PARTS, TokenStats, token_counter
-from coworkenv.rollout.tool_schemas import tools_for_services
 from coworkenv.state import AuditEntry
 from coworkenv.verifiers import CheckResult, SafetyViolation, TurnVerdict, Verdict
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from coworkenv.rollout.seeding import SeedCache, SeedError, seed_workspace
+from coworkenv.rollout.episodes.seeding import SeedCache, SeedError, seed_workspace
 from coworkenv.task import TaskFileError, parse_task
 from coworkenv.worlds import world
 from tests.rollout.test_runner import ticket_task
@@ -53,7 +53,7 @@ def test_world_seed_parameters_are_checked_when_the_task_is_read() -> None:
 
 
 def test_variants_that_differ_in_turns_share_one_seeded_snapshot_and_a_new_seed_does_not() -> None:
-    from coworkenv.rollout.variants import with_solution
+    from coworkenv.synth.validation.variants import with_solution
 
     cache = SeedCache()
     task = ticket_task()
@@ -83,7 +83,7 @@ def test_a_seed_built_elsewhere_is_kept_and_forked_not_built_again() -> None:
 
 
 def test_a_seed_cache_keeps_the_most_recently_used_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
-    from coworkenv.rollout import seeding
+    from coworkenv.rollout.episodes import seeding
 
     monkeypatch.setattr(seeding, "SEEDS_KEPT", 2)
     cache = SeedCache()

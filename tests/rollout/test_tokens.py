@@ -5,10 +5,10 @@ import json
 
 from rich.console import Console
 
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.report import build_report, print_report
-from coworkenv.rollout.tokens import ESTIMATE, episode_tokens, estimate_tokens, token_stats
-from coworkenv.rollout.tool_schemas import tools_for_services
+from coworkenv.rollout.agents.tokens import ESTIMATE, episode_tokens, estimate_tokens, token_stats
+from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.exports.report import build_report, print_report
 
 
 def episode(policy: str = "oracle", results: str = "x" * 40, trial: int = 0) -> EpisodeRecord:

@@ -1,6 +1,6 @@
 """The kinds of change before each turn of a task."""
 
-from coworkenv.rollout.turn_changes import turn_changes
+from coworkenv.rollout.episodes.turn_changes import turn_changes
 from coworkenv.task import Task
 from tests.verifiers.test_guards import escalation_task
 
@@ -48,7 +48,7 @@ def test_a_drifting_student_loses_the_thread_in_later_turns() -> None:
     import pytest
 
     from coworkenv.rollout import SeedCache, run_episode
-    from coworkenv.rollout.policies import NoisyPolicy
+    from coworkenv.rollout.agents.policies import NoisyPolicy
     from tests.rollout.test_runner import ticket_task
 
     task, cache = ticket_task(), SeedCache()

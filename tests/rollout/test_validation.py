@@ -5,9 +5,9 @@ stage that names the problem."""
 from typing import Any
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.acceptance import reformat_text
-from coworkenv.rollout.mutants import mutants, wrong_figures
-from coworkenv.rollout.validation import STAGES, contract_problems, validate_task
+from coworkenv.synth.validation.acceptance import reformat_text
+from coworkenv.synth.validation.mutants import mutants, wrong_figures
+from coworkenv.synth.validation.validation import STAGES, contract_problems, validate_task
 from coworkenv.task import Task
 from tests.verifiers.test_guards import ANA, MOVE, REPLY, escalation_task, with_steps
 

@@ -9,9 +9,9 @@ import pytest
 
 from coworkenv import Episode
 from coworkenv.rollout import NoopPolicy, OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.episode import EpisodeError
-from coworkenv.rollout.mutants import mutants
-from coworkenv.rollout.runner import drive, reference_footprint
+from coworkenv.rollout.episodes.episode import EpisodeError
+from coworkenv.rollout.episodes.runner import drive, reference_footprint
+from coworkenv.synth.validation.mutants import mutants
 from coworkenv.task import Task, load_task
 from tests.rollout.test_replay import comparable
 from tests.test_examples import EXAMPLES

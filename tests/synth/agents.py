@@ -4,9 +4,9 @@ replaced, played by the oracle and judged by the task's own goal footprint."""
 from typing import Any
 
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint
-from coworkenv.rollout.variants import with_solution
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.runner import reference_footprint
+from coworkenv.synth.validation.variants import with_solution
 from coworkenv.task import SolutionStep, Task
 
 

@@ -9,10 +9,10 @@ import pytest
 
 import coworkenv.synth.families.workdays  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.clarification_mutants import on_candidate, right_candidate
-from coworkenv.rollout.policies import OraclePolicy
-from coworkenv.rollout.runner import reference_footprint, run_episode
+from coworkenv.rollout.agents.policies import OraclePolicy
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.synth.family import build_task
+from coworkenv.synth.validation.clarification_mutants import on_candidate, right_candidate
 from coworkenv.task import Task
 
 SEEDS = range(12)

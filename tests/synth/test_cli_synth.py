@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from coworkenv.cli import cli
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.pipeline import plan_requests, read_drafts
 from coworkenv.synth.plan import parse_mix
 from tests.synth.test_judge_probe import SOLVES

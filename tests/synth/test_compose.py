@@ -83,8 +83,8 @@ def test_a_composed_day_meets_the_contract(seed: int, profile: str | None) -> No
     import anyio
 
     from coworkenv.rollout import SeedCache
-    from coworkenv.rollout.validation import validate_task
     from coworkenv.synth.family import FAMILIES
+    from coworkenv.synth.validation.validation import validate_task
 
     task = composed(seed, profile)
     assert FAMILIES["composed_day"].kind == "workday"

@@ -12,10 +12,10 @@ import pytest
 
 import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.state import parse_time
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Task
 from tests.synth.agents import failed, play, replaced, step
 

@@ -10,9 +10,9 @@ import pytest
 
 import coworkenv.synth.families.operations  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Task
 from tests.synth.agents import judge, step
 

@@ -12,15 +12,15 @@ import pytest
 
 import coworkenv.synth.families.workdays  # noqa: F401  (registers the family)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.episode import NOTHING_TO_ADD
-from coworkenv.rollout.mutants import guessing_mutants
-from coworkenv.rollout.policies import OraclePolicy
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.agents.policies import OraclePolicy
+from coworkenv.rollout.episodes.episode import NOTHING_TO_ADD
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.state import parse_time
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
+from coworkenv.synth.validation.mutants import guessing_mutants
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Task, Turn
 from coworkenv.worlds import world
 from tests.synth.agents import play

@@ -6,10 +6,10 @@ import pytest
 
 import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.seeding import seed_workspace
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.episodes.seeding import seed_workspace
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, SeedDoesNotFit, build_task
 from coworkenv.synth.generators import DraftRequest, GenerationError, ProceduralGenerator
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.worlds import PROFILES, world, world_from_spec
 
 WORLD_FAMILIES = sorted(name for name, fam in FAMILIES.items() if fam.worlds)

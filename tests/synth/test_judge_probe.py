@@ -5,8 +5,8 @@ after; a probe agent's passes are recorded, and a task no probe solved is reject
 import json
 from pathlib import Path
 
-from coworkenv.rollout.openai_agent import OpenAIAgent
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.openai_agent import OpenAIAgent
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.funnel import build_funnel
 from coworkenv.synth.judge import LLMJudge
 from coworkenv.synth.pipeline import kept_tasks, read_drafts, synthesize

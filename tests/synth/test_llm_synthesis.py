@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.funnel import build_funnel
 from coworkenv.synth.generators import LLMGenerator, extract_json
 from coworkenv.synth.pipeline import DraftRecord, kept_tasks, read_drafts, synthesize

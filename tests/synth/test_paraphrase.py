@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from coworkenv.rollout.scripted_llm import ScriptedLLM
+from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.paraphrase import Paraphraser, check_values, dropped_facts
 from coworkenv.task import Task
 from tests.verifiers.test_guards import escalation_task

@@ -8,9 +8,9 @@ from pathlib import Path
 import anyio
 
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.seeding import seed_snapshot
-from coworkenv.rollout.validation import ValidationReport, validate_task
-from coworkenv.synth.process_validation import ProcessValidators
+from coworkenv.rollout.episodes.seeding import seed_snapshot
+from coworkenv.synth.validation.processes import ProcessValidators
+from coworkenv.synth.validation.validation import ValidationReport, validate_task
 from coworkenv.task import load_task
 
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "tasks" / "examples"

@@ -11,7 +11,7 @@ import pytest
 
 import coworkenv.synth.families.communication  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
+from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.synth.phrasing import seams
 from coworkenv.task import Task

@@ -12,10 +12,9 @@ import pytest
 
 import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.policies import OraclePolicy
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.runner import reference_footprint, run_episode
-from coworkenv.rollout.validation import validate_task
+from coworkenv.rollout.agents.policies import OraclePolicy
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.synth.families.coordination._documents_world import (
     archive_folder,
     notes_folder,
@@ -27,6 +26,7 @@ from coworkenv.synth.families.coordination._documents_world import (
 )
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task
 from coworkenv.synth.phrasing import seams
+from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import SolutionStep, Task
 from coworkenv.world import World
 from coworkenv.worlds import world

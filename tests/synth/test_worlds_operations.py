@@ -10,8 +10,8 @@ import pytest
 
 import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
-from coworkenv.rollout.seeding import seed_workspace
+from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.rollout.episodes.seeding import seed_workspace
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.synth.phrasing import seams
 from coworkenv.task import Task

@@ -13,7 +13,7 @@ import pytest
 
 import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.record import EpisodeRecord
+from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.state import parse_time
 from coworkenv.synth.families.coordination.scheduling_constraints import _topic_phrase
 from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, build_task

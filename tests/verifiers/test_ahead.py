@@ -7,10 +7,10 @@ import pytest
 
 import coworkenv.synth.families.coordination  # noqa: F401  (registers the families)
 from coworkenv.rollout import OraclePolicy, SeedCache
-from coworkenv.rollout.redteam import search_variants
-from coworkenv.rollout.runner import reference_footprint, run_episode
+from coworkenv.rollout.episodes.runner import reference_footprint, run_episode
 from coworkenv.state import AuditEntry
 from coworkenv.synth.family import Difficulty, build_task
+from coworkenv.synth.validation.redteam import search_variants
 from coworkenv.verifiers import ahead_guards, turn_writes
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
-from coworkenv.rollout.runner import reference_footprint
+from coworkenv.rollout.episodes.runner import reference_footprint
 from coworkenv.task import SolutionStep, Task, parse_task
 from coworkenv.verifiers import Footprint
 from coworkenv.verifiers.created import CreatedRow, quotations

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from coworkenv.rollout.mutants import NUMBER
+from coworkenv.synth.validation.mutants import NUMBER
 from coworkenv.task import Turn
 
 from ...family import FamilyContext

@@ -1,0 +1,1 @@
+"""What rollouts produce: SFT and RL exports, reports (terminal and HTML) and scores."""
