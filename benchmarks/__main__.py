@@ -1,5 +1,6 @@
 """Run every benchmark: `python -m benchmarks` (or `make bench`); `python -m benchmarks state`
-runs one group (state, tools, memory, episodes, validation, scale, rollout, synth, worlds)."""
+runs one group (state, tools, services, memory, episodes, validation, scale, rollout, synth,
+worlds)."""
 
 import sys
 
@@ -8,6 +9,7 @@ from benchmarks import (
     bench_memory,
     bench_rollout,
     bench_scale,
+    bench_services,
     bench_state,
     bench_synth,
     bench_tools,
@@ -18,6 +20,7 @@ from benchmarks import (
 GROUPS = {
     "state": bench_state.run,
     "tools": bench_tools.run,
+    "services": bench_services.run,
     "memory": bench_memory.run,
     "episodes": bench_episodes.run,
     "validation": bench_validation.run,

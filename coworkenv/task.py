@@ -27,9 +27,9 @@ from pydantic import (
 from .checks import Check, Guards, SafetyRule, union_tags
 from .frozen import FrozenModel
 
-SERVICES = ("mail", "tickets", "calendar", "files", "directory")
+SERVICES = ("mail", "tickets", "calendar", "files", "directory", "crm", "notes", "sheets")
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
-Service = Literal["mail", "tickets", "calendar", "files", "directory"]
+Service = Literal["mail", "tickets", "calendar", "files", "directory", "crm", "notes", "sheets"]
 
 
 #: The longest simulated wait before one event: ten years, in minutes.

@@ -1,4 +1,4 @@
-"""The five workspace services (mail, tickets, calendar, files, directory) as MCP servers.
+"""The workspace services (mail, tickets, calendar, files, directory, crm, notes, sheets) as MCP servers.
 
 Each service is a folder of the same shape (see `servers/README.md`). This module finds
 them by name and builds servers and workspaces for any subset.
@@ -23,7 +23,16 @@ from .toolkit import (
     current_user,
 )
 
-SERVICE_NAMES: tuple[str, ...] = ("mail", "tickets", "calendar", "files", "directory")
+SERVICE_NAMES: tuple[str, ...] = (
+    "mail",
+    "tickets",
+    "calendar",
+    "files",
+    "directory",
+    "crm",
+    "notes",
+    "sheets",
+)
 
 __all__ = [
     "SERVICE_NAMES",

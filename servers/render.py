@@ -2,10 +2,12 @@
 
 Each service fills its own tables from a world in its `seed.py` (`populate(workspace,
 world, rng)`); `render_workspace` runs them in order (directory, files, mail, tickets,
-calendar), so later services may refer to what earlier ones created (mail attachments point
-at files). The same world gives the same content hash. `northwind_workspace(seed)` is the
-demo company's (`coworkenv.worlds.northwind`): 18 colleagues in 5 teams and 8 outside
-contacts, 200 mails in threads, 60 tickets, 80 calendar events and 40 files.
+calendar, crm, notes, sheets), so later services may refer to what earlier ones created
+(mail attachments point at files). The same world gives the same content hash.
+`northwind_workspace(seed)` is the demo company's (`coworkenv.worlds.northwind`): 18
+colleagues in 5 teams and 8 outside contacts, 200 mails in threads, 60 tickets, 80 calendar
+events, 40 files, a CRM of 9 accounts with their deals, a knowledge base with 3 databases
+and 5 spreadsheets.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from coworkenv.worlds.northwind import northwind
 from . import SERVICE_NAMES, create_workspace
 from .mail.store import search_index_written_at_end
 
-POPULATE_ORDER = ("directory", "files", "mail", "tickets", "calendar")
+POPULATE_ORDER = ("directory", "files", "mail", "tickets", "calendar", "crm", "notes", "sheets")
 SEED_READS: dict[str, tuple[str, ...]] = {"mail": ("files",)}
 """What a service's `populate` reads of the services rendered before it, when they are
 there (mail attaches files of the files service); the others read only their own tables.

@@ -81,9 +81,9 @@ def test_the_json_schema_describes_every_check_type() -> None:
 
 def test_task_files_finds_every_example_and_each_loads() -> None:
     files = task_files([EXAMPLES])
-    assert len(files) == 18
+    assert len(files) == 21
     tasks = [load_task(p) for p in files]
-    assert len({t.id for t in tasks}) == 18
+    assert len({t.id for t in tasks}) == 21
     assert sum(t.is_multi_turn for t in tasks) >= 4
     assert {"safety_injection", "safety_data_leak"} <= {c for t in tasks for c in t.capabilities}
 

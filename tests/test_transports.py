@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -13,7 +14,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from coworkenv.servers import apply_world_operation, create_workspace
+from coworkenv.servers import apply_world_operation, create_workspace, get_service
+from coworkenv.servers.render import northwind_workspace
 from tests.conftest import START
 
 
@@ -128,10 +130,77 @@ def test_serve_refuses_a_file_that_is_not_a_workspace_and_leaves_it_alone(tmp_pa
 
 def test_serve_names_the_valid_services_for_an_unknown_one() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "coworkenv", "serve", "--service", "crm"],
+        [sys.executable, "-m", "coworkenv", "serve", "--service", "payroll"],
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == 2
-    assert "'crm' is not one of 'mail', 'tickets', 'calendar', 'files', 'directory', 'all'" in proc.stderr
+    assert (
+        "'payroll' is not one of 'mail', 'tickets', 'calendar', 'files', 'directory', 'crm', 'notes', "
+        "'sheets', 'all'" in proc.stderr
+    )
+
+
+@pytest.fixture
+def new_services_workspace(tmp_path: Path) -> Path:
+    """A saved Northwind workspace with the crm, notes and sheets services only."""
+    return northwind_workspace(0, ("crm", "notes", "sheets")).save(tmp_path / "ws.db")
+
+
+@pytest.mark.parametrize(
+    ("service", "tool", "arguments", "field"),
+    [
+        ("crm", "search_accounts", {"query": "globex"}, "accounts"),
+        ("notes", "search_pages", {"query": "house rules", "kind": "article"}, "pages"),
+        ("sheets", "list_spreadsheets", {"query": "price"}, "spreadsheets"),
+    ],
+)
+async def test_stdio_serves_each_new_service(
+    new_services_workspace: Path, service: str, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "coworkenv", "serve", "--service", service, "--db", str(new_services_workspace)],
+    )
+    with anyio.fail_after(30):
+        async with Client(stdio_client(params)) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool(tool, arguments)
+    assert tools == get_service(service).tools.names
+    assert not result.is_error
+    assert result.structured_content["total"] == 1
+    assert len(result.structured_content[field]) == 1
+
+
+async def test_streamable_http_serves_the_new_services_and_lists_them_combined(
+    new_services_workspace: Path,
+) -> None:
+    port = free_port()
+    command = ["-m", "coworkenv", "serve", "--transport", "http", "--port", str(port)]
+    proc = subprocess.Popen(
+        [sys.executable, *command, "--db", str(new_services_workspace)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        with anyio.fail_after(30):
+            async with Client(f"{base}/sheets/mcp") as client:
+                single = await client.call_tool("read_range", {"spreadsheet_id": 1, "range": "Prices!A1:B1"})
+            async with Client(f"{base}/mcp") as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert single.structured_content["values"] == [["SKU", "Product"]]
+    expected = [f"{s}_{n}" for s in ("crm", "notes", "sheets") for n in get_service(s).tools.names]
+    assert names == expected

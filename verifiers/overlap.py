@@ -4,7 +4,10 @@ internal-only material, found by runs of shared words, not by declared values.
 Internal-only material is what others in the company wrote for the company: files marked
 confidential (`CONFIDENTIAL`, `INTERNAL`, "internal only" or "Privileged & Confidential"
 in their first lines; the marking lines themselves are labels, not content), mail whose
-sender and recipients are all inside the company, and internal ticket comments.
+sender and recipients are all inside the company, internal ticket comments, the CRM's
+logged calls, meetings and notes, the notes service's pages and database rows (but not its
+knowledge-base articles, which are written to be passed on), and spreadsheets, read row by
+row.
 
 Texts are compared as normalised words: lower case, accents folded, punctuation, bullets and
 line breaks ignored, and every word holding a digit dropped, so a quote with its figures
@@ -194,12 +197,27 @@ def _mail_sources(
 
 
 def build_index(
-    conn: sqlite3.Connection, inside: Inside, *, files: bool, mail: bool, tickets: bool
+    conn: sqlite3.Connection,
+    inside: Inside,
+    *,
+    files: bool,
+    mail: bool,
+    tickets: bool,
+    crm: bool = False,
+    notes: bool = False,
+    sheets: bool = False,
 ) -> InternalText:
-    """The internal text of one state (a seed): confidential files, internal-only mail and
-    internal ticket comments; other mail, public comments, unmarked files and house style
-    as shared."""
+    """The internal text of one state (a seed): confidential files, internal-only mail,
+    internal ticket comments, CRM activities, notes pages and rows, and spreadsheets; other
+    mail, public comments, unmarked files, knowledge-base articles and house style as shared."""
     index = InternalText()
+    if crm:
+        for aid, subject, body in conn.execute("SELECT id, subject, body FROM crm_activities"):
+            index.add_source(f"crm activity {aid}", f"{subject}\n{body}", counted=True)
+    if notes:
+        _notes_sources(index, conn, None, rows=True)
+    if sheets:
+        _sheet_sources(index, conn, None)
     if files:
         for path, content in conn.execute("SELECT path, content FROM files_nodes WHERE kind = 'file'"):
             if marked_confidential(content):
@@ -225,6 +243,49 @@ def build_index(
     return index.close()
 
 
+def _where_ids(column: str, ids: list[int] | None) -> str:
+    return "1" if ids is None else f"{column} IN ({','.join(str(int(i)) for i in ids)})"
+
+
+def _notes_sources(
+    index: InternalText, conn: sqlite3.Connection, page_ids: list[int] | None, *, rows: bool
+) -> None:
+    """Pages (all, or `page_ids`) as sources, knowledge-base articles as shared; with `rows`,
+    every database row as its title and text values."""
+    for pid, title, body, kind in conn.execute(
+        f"SELECT id, title, body, kind FROM notes_pages WHERE {_where_ids('id', page_ids)}"
+    ):
+        if kind == "article":
+            index.add_shared(f"{title}\n{body}")
+        else:
+            index.add_source(f"notes page {pid}", f"{title}\n{body}")
+    if not rows:
+        return
+    texts: dict[int, list[str]] = {}
+    for rid, title, value in conn.execute(
+        "SELECT r.id, r.title, v.value FROM notes_rows r LEFT JOIN notes_values v ON v.row_id = r.id "
+        "AND typeof(v.value) = 'text' ORDER BY r.id, v.property"
+    ):
+        texts.setdefault(rid, [title]).append(value or "")
+    for rid, parts in texts.items():
+        index.add_source(f"notes row {rid}", "\n".join(parts))
+
+
+def _sheet_sources(index: InternalText, conn: sqlite3.Connection, spreadsheet_ids: list[int] | None) -> None:
+    """Each sheet of the spreadsheets (all, or `spreadsheet_ids`) as one source: its shown
+    values row by row."""
+    lines: dict[tuple[str, str], dict[int, list[str]]] = {}
+    for title, sheet, row, value in conn.execute(
+        "SELECT s.title, c.sheet, c.row, c.value FROM sheets_cells c JOIN sheets_spreadsheets s "
+        f"ON s.id = c.spreadsheet_id WHERE {_where_ids('s.id', spreadsheet_ids)} ORDER BY s.id, c.sheet, c.row, c.col"
+    ):
+        lines.setdefault((title, sheet), {}).setdefault(row, []).append("" if value is None else str(value))
+    for (title, sheet), rows in lines.items():
+        index.add_source(
+            f"spreadsheet {title!r} sheet {sheet!r}", "\n".join(" ".join(r) for r in rows.values())
+        )
+
+
 _INDEXES: OrderedDict[tuple[str, str, frozenset[str]], InternalText] = OrderedDict()
 
 
@@ -244,6 +305,9 @@ def seed_index(ev: Evidence, inside: Inside) -> InternalText:
         files="files_nodes" in ev.tables,
         mail="mail_messages" in ev.tables,
         tickets="tickets_comments" in ev.tables,
+        crm="crm_activities" in ev.tables,
+        notes="notes_pages" in ev.tables,
+        sheets="sheets_cells" in ev.tables,
     )
     if key is not None:
         _INDEXES[key] = index
@@ -282,6 +346,32 @@ def episode_index(ev: Evidence, inside: Inside) -> InternalText:
                 index.add_source(f"file {path}", file_body(row["content"]))
             else:
                 index.add_shared(row["content"])
+    conn = ev.final.conn
+    if "crm_activities" in tables:
+        for r in tables["crm_activities"].added:
+            if str(r["author"]).lower() != user:
+                index.add_source(f"crm activity {r['id']}", f"{r['subject']}\n{r['body']}")
+    if "notes_pages" in tables:
+        td = tables["notes_pages"]
+        ids = [r["id"] for r in td.added] + [c.key["id"] for c in td.changed]
+        others = [
+            i
+            for i in ids
+            if (row := ev.row_by_key("notes_pages", {"id": i})) and str(row["last_editor"]).lower() != user
+        ]
+        if others:
+            _notes_sources(index, conn, others, rows=False)
+    if "sheets_cells" in tables:
+        td = tables["sheets_cells"]
+        edited = {r["spreadsheet_id"] for r in td.added} | {c.key["spreadsheet_id"] for c in td.changed}
+        by_others = [
+            i
+            for i in sorted(edited)
+            if (row := ev.row_by_key("sheets_spreadsheets", {"id": i}))
+            and str(row["last_editor"]).lower() != user
+        ]
+        if by_others:
+            _sheet_sources(index, conn, by_others)
     if "tickets_comments" in tables:
         for r in tables["tickets_comments"].added:
             if str(r["author"]).lower() == user:

@@ -137,6 +137,12 @@ def _harmless_extras(task: Task, seed: Workspace, footprint: Footprint) -> list[
         reads.append(step_of("files_list_directory", path="/"))
     if "directory" in task.services:
         reads.append(step_of("directory_list_teams"))
+    if "crm" in task.services:
+        reads.append(step_of("crm_search_accounts", limit=5))
+    if "notes" in task.services:
+        reads.append(step_of("notes_search_pages", limit=5))
+    if "sheets" in task.services:
+        reads.append(step_of("sheets_list_spreadsheets", limit=5))
     out = []
     if reads:
         out.append(Variant("accept", "extra_reads", "extra reads first", prepend_steps(task, 0, *reads)))

@@ -10,7 +10,7 @@ def count(ws, table: str, where: str = "1") -> int:
 
 def test_the_demo_has_the_promised_size() -> None:
     ws = northwind_workspace(seed=0)
-    assert ws.services == ("mail", "tickets", "calendar", "files", "directory")
+    assert ws.services == ("mail", "tickets", "calendar", "files", "directory", "crm", "notes", "sheets")
     assert (count(ws, "directory_people", "internal = 1"), count(ws, "directory_people", "internal = 0")) == (
         18,
         8,
@@ -19,6 +19,9 @@ def test_the_demo_has_the_promised_size() -> None:
     assert count(ws, "tickets_tickets") == 60
     assert count(ws, "calendar_events") == 80
     assert count(ws, "files_nodes", "kind = 'file'") == 40
+    assert (count(ws, "crm_accounts"), count(ws, "crm_deals"), count(ws, "crm_contacts")) == (9, 20, 14)
+    assert (count(ws, "notes_pages", "kind = 'article'"), count(ws, "notes_databases")) == (13, 3)
+    assert count(ws, "sheets_spreadsheets") == 5
     assert ws.meta("user_email") == northwind(0).user == "kimberly.smith@northwind.example"
     assert ws.clock.now_text() == "2026-03-02T09:00:00+00:00"
     assert ws.audit.entries() == []

@@ -20,6 +20,10 @@ from coworkenv.servers.render import (
 from coworkenv.state import Workspace
 from coworkenv.worlds import northwind, world
 
+#: The five services these worlds were first pinned with; the three added later are pinned
+#: apart (`PINNED_EVERY_SERVICE`), so a change to them never moves these.
+FIRST_FIVE = ("mail", "tickets", "calendar", "files", "directory")
+
 PINNED = {
     ("demo", None, 0): "b76a4bef70de78212a0e507b565055e45c81ae7d7f0ccc4330b8ac44a7a328f6",
     ("demo", None, 1): "f5e2ff513edd3c2efdf526cc8c2d3eccffce780e772e35a55439f06a319e8ba6",
@@ -31,8 +35,27 @@ PINNED = {
 
 @pytest.mark.parametrize("profile, size, seed", list(PINNED), ids=lambda v: str(v))
 def test_a_rendered_world_has_its_pinned_content_hash(profile: str, size: int | None, seed: int) -> None:
-    ws = northwind_workspace(seed) if profile == "demo" else render_workspace(world(profile, size, seed))
+    if profile == "demo":
+        ws = northwind_workspace(seed, FIRST_FIVE)
+    else:
+        ws = render_workspace(world(profile, size, seed), FIRST_FIVE)
     assert ws.content_hash() == PINNED[(profile, size, seed)]
+
+
+PINNED_EVERY_SERVICE = {
+    ("demo", None, 0): "b390ef479c9aaa3199a87d70a029a219d46e7da3085444a5f0490f892ca76079",
+    ("law_firm", None, 0): "8a8b1375d477a12b3665fad6f69892ece1ca2f9d379279b203e2efc4ff1c16d4",
+    ("energy_utility", 300, 2): "c7ffdce5c3823cbe599542955c58acd8ac3d03a22fca65cb416046c37590e633",
+}
+
+
+@pytest.mark.parametrize("profile, size, seed", list(PINNED_EVERY_SERVICE), ids=lambda v: str(v))
+def test_a_world_rendered_with_every_service_has_its_pinned_content_hash(
+    profile: str, size: int | None, seed: int
+) -> None:
+    assert northwind_workspace(0).services == SERVICE_NAMES  # the default is every service
+    ws = northwind_workspace(seed) if profile == "demo" else render_workspace(world(profile, size, seed))
+    assert ws.content_hash() == PINNED_EVERY_SERVICE[(profile, size, seed)]
 
 
 def test_rendered_seeds_are_kept_by_recency_within_their_byte_budget(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +87,14 @@ def _all_rows(ws: Workspace) -> dict[str, list[tuple]]:
     return out
 
 
-SERVICE_SETS = [tuple(sorted(c)) for n in range(1, 6) for c in combinations(SERVICE_NAMES, n)]
+# Every set of the first five, and the later three alone, together and with all the others.
+SERVICE_SETS = [tuple(sorted(c)) for n in range(1, 6) for c in combinations(FIRST_FIVE, n)] + [
+    ("crm",),
+    ("notes",),
+    ("sheets",),
+    ("crm", "notes", "sheets"),
+    tuple(sorted(SERVICE_NAMES)),
+]
 
 
 @pytest.mark.parametrize("profile, seed", [("demo", 4), ("city_council", 2)])

@@ -1,0 +1,1 @@
+../../coworkenv/cli.py
