@@ -27,13 +27,14 @@ class Evidence:
         self.user_email = user_email
         self._rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._columns: dict[str, set[str]] = {}
+        self._owners: dict[str, str | None] = {}
 
     def with_audit(self, audit: list[AuditEntry]) -> Evidence:
         """The same states with other calls (another span of the episode, judged on the same
         state): what this one read of the states is shared (the diff, the rows and columns
         read), so it is not read again. Only while neither state changes."""
         other = Evidence(self.initial, self.final, audit, self.user_email)
-        other._rows, other._columns = self._rows, self._columns
+        other._rows, other._columns, other._owners = self._rows, self._columns, self._owners
         for name in ("diff", "tables", "user_zone"):
             if name in self.__dict__:
                 other.__dict__[name] = self.__dict__[name]
@@ -69,13 +70,21 @@ class Evidence:
     def owner_column(self, table: str) -> str | None:
         """The column that ties each row of `table` to the one object it belongs to (a
         comment's `ticket_id`): a NOT NULL foreign key to another table's `id`. None for a
-        table of objects in their own right (a ticket's `queue` names a queue, not an owner)."""
-        conn = self.final.conn
-        required = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")') if row[3]}
-        for _, _, parent, column, to, *_ in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
-            if column in required and to == "id" and parent != table:
-                return str(column)
-        return None
+        table of objects in their own right (a ticket's `queue` names a queue, not an owner).
+        Read from the schema once per evaluation."""
+        if table not in self._owners:
+            conn = self.final.conn
+            required = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")') if row[3]}
+            links = conn.execute(f'PRAGMA foreign_key_list("{table}")').fetchall()
+            self._owners[table] = next(
+                (
+                    str(column)
+                    for _, _, parent, column, to, *_ in links
+                    if column in required and to == "id" and parent != table
+                ),
+                None,
+            )
+        return self._owners[table]
 
     @cached_property
     def user_zone(self) -> str:
