@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from coworkenv.rollout import read_records
+from coworkenv.task import example_tasks_dir, task_files
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "integrations.md"
@@ -181,20 +182,22 @@ def test_the_openenv_server_and_clients(workdir: Path) -> None:
 def test_the_ray_command_finishes_every_episode(workdir: Path) -> None:
     pytest.importorskip("ray", reason="the Ray snippets need the [ray] extra")
     out = run_commands(block("--backend ray --concurrency 16")[1], workdir, timeout=900)
-    assert "144 episode(s) run, 0 already done" in out
+    episodes = 8 * len(task_files([example_tasks_dir()]))
+    assert f"{episodes} episode(s) run, 0 already done" in out
     records = read_records(workdir / "out" / "teacher")
     assert sorted((r.task_id, r.trial) for r in records) == sorted(
         {(r.task_id, trial) for r in records for trial in range(8)}
     )
-    assert len(records) == 144 and all(r.status == "completed" for r in records)
+    assert len(records) == episodes and all(r.status == "completed" for r in records)
 
 
 def test_the_ray_python_snippet_streams_every_record(workdir: Path) -> None:
     pytest.importorskip("ray", reason="the Ray snippets need the [ray] extra")
     out = run_python(block("run_batch(")[1], workdir, timeout=900)
     lines = out.splitlines()
-    assert lines[-1] == "36 episodes, 0 errors"
-    assert [line.split()[0] for line in lines[:-1]] == [f"{i}/36" for i in range(1, 37)]
+    episodes = 2 * len(task_files([example_tasks_dir()]))
+    assert lines[-1] == f"{episodes} episodes, 0 errors"
+    assert [line.split()[0] for line in lines[:-1]] == [f"{i}/{episodes}" for i in range(1, episodes + 1)]
 
 
 def test_the_install_lines_build_and_install_a_wheel_with_its_examples(tmp_path: Path) -> None:
