@@ -79,7 +79,9 @@ def notes_answer_from_kb(ctx: FamilyContext) -> Task:
         turns=[
             Turn(
                 user=request(ctx, _ask(ctx, ticket_id, customer.name)),
-                checks=answer_checks("answer", ctx, ticket_id, kb.target, kb.value, kb.wrong(), kb.group.unit),
+                checks=answer_checks(
+                    "answer", ctx, ticket_id, kb.target, kb.value, kb.wrong(), kb.group.unit
+                ),
                 solution=answer_steps(ctx, ticket_id, kb.article_id, kb.target, reply),
             )
         ],

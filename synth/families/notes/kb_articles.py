@@ -257,10 +257,16 @@ def customer_queue(ctx: FamilyContext) -> str:
     return next((q for q in queues if desk in q.teams), queues[0]).name
 
 
-def question_ticket(ctx: FamilyContext, customer: Person, policy: Policy, queue: str, hours: float) -> WorldCall:
+def question_ticket(
+    ctx: FamilyContext, customer: Person, policy: Policy, queue: str, hours: float
+) -> WorldCall:
     """The customer's ticket asking about `policy`, filed `hours` ago."""
     subject = ctx.choice(
-        ["Question about your policy", f"Quick question: {policy.title.lower()}", "A question before I go ahead"]
+        [
+            "Question about your policy",
+            f"Quick question: {policy.title.lower()}",
+            "A question before I go ahead",
+        ]
     )
     body = f"Hello,\n\n{policy.question}\n\nKind regards,\n{customer.name}\n{customer.company}"
     return operation(
@@ -312,7 +318,9 @@ def answer_checks(
     ]
 
 
-def answer_steps(ctx: FamilyContext, ticket_id: int, article_id: int, policy: Policy, body: str) -> list[SolutionStep]:
+def answer_steps(
+    ctx: FamilyContext, ticket_id: int, article_id: int, policy: Policy, body: str
+) -> list[SolutionStep]:
     """Read the ticket, find and read the article, reply on the ticket."""
     return [
         step("tickets_get_ticket", ticket_id=ticket_id),
