@@ -104,10 +104,12 @@ def notes_meeting_page(ctx: FamilyContext) -> Task:
     _, ws = ctx.seeded(SERVICES, [])
     projects_db, items = tracker_items(ws)
     user = ctx.user
-    members = unambiguous(ctx, ctx.people(internal=True, team=user.team)) or unambiguous(ctx, ctx.people())
+    members = unambiguous(ctx, ctx.people(internal=True, team=user.team))
+    if len(members) < 2:  # a small team meets with colleagues of other teams
+        members = unambiguous(ctx, ctx.people(internal=True))
     size = min(len(members), 1 + ctx.difficulty.items)
     if size < 2:
-        raise SeedDoesNotFit("the user's team is too small for a meeting")
+        raise SeedDoesNotFit("too few colleagues for a meeting")
     group: list[Person] = ctx.rng.sample(members, size)
     organizer, others = group[0], group[1:]
     # No figure in the project's title: the decision that names it must hold one figure only.
