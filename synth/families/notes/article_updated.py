@@ -1,4 +1,4 @@
-"""notes_article_updated (state_change_adaptation, knowledge_work): a customer's policy
+"""notes_article_updated (knowledge_updates, knowledge_work): a customer's policy
 question is answered from the knowledge base; then a colleague silently changes the
 article's figure, and the next customer with the same question must get the new one."""
 
@@ -71,7 +71,7 @@ def _second_ask(ctx: FamilyContext, ticket_id: int, customer_name: str) -> Ask:
 
 @family(
     "notes_article_updated",
-    capability_id="state_change_adaptation",
+    capability_id="knowledge_updates",
     services=SERVICES,
     multi_turn=True,
     worlds=True,
@@ -123,7 +123,7 @@ def notes_article_updated(ctx: FamilyContext) -> Task:
         ),
     ]
     return ctx.task(
-        capability_id="state_change_adaptation",
+        capability_id="knowledge_updates",
         services=SERVICES,
         operations=operations,
         title=f"Answer from '{article_title(kb.target)}' before and after a colleague updates it",

@@ -135,7 +135,7 @@ GROUPS = (
                 "Keeping customer documents",
                 "documents",
                 "How long do you keep the documents I sent you?",
-                "Documents customers send us are kept for {n} months, then destroyed.",
+                "We keep the documents customers send us for {n} months, then destroy them.",
                 "Originals can be collected before they are destroyed.",
             ),
             Policy(
