@@ -9,7 +9,7 @@ from datetime import datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.checks import Check
+from coworkenv.checks import Check, Guards
 from coworkenv.state import format_time
 from coworkenv.task import Task, Turn, WorldCall
 from coworkenv.world import Person
@@ -18,7 +18,6 @@ from ...builders import (
     ago,
     date_fact,
     day_text,
-    field_equals,
     house_rules,
     max_id,
     next_day,
@@ -26,6 +25,7 @@ from ...builders import (
     operation,
     person_fact,
     sql_check,
+    sql_text,
     states,
     step,
     text_fact,
@@ -202,6 +202,8 @@ def notes_meeting_page(ctx: FamilyContext) -> Task:
     operations.append(earlier)
     results, seeded = ctx.seeded(SERVICES, operations)
     last = max_id(seeded, "notes_rows")
+    # The text properties: the team database is the only one with Action items; the
+    # company-wide Meeting notes also has Decisions, and one-row rejects a row written there.
     new: dict[str, Any] = {"row_id": {"gt": last}}
     values = {
         "Date": start.date().isoformat(),
@@ -232,13 +234,12 @@ def notes_meeting_page(ctx: FamilyContext) -> Task:
             [text_fact(title)],
         ),
         *(
-            field_equals(
-                f"{prop.lower()}",
-                f"Its {prop} is {value}",
-                "notes_values",
-                {**new, "property": prop},
-                "value",
-                value,
+            sql_check(
+                prop.lower(),
+                f"The new row's {prop} is {value}",
+                "SELECT count(*) FROM notes_rows r JOIN notes_values v ON v.row_id = r.id "
+                f"WHERE r.database_id = {database_id} AND r.id > {last} AND v.property = '{prop}' "
+                f"AND v.value = '{sql_text(value)}'",
             )
             for prop, value in stored.items()
         ),
@@ -293,4 +294,7 @@ def notes_meeting_page(ctx: FamilyContext) -> Task:
                 solution=solution,
             )
         ],
+        # The new row's values are the agent's to word (the decision, the action items) and
+        # every one is checked above; the values of existing rows stay guarded.
+        guards=Guards(free=["notes_values.value"]),
     )
