@@ -42,6 +42,8 @@ TYPES = {
     "Planning": "Planning session: {project}",
     "Review": "Review of {project}",
 }
+SHORT_TITLE = 40
+"""The longest project title a meeting's title takes, where the tracker has one that short."""
 ACTIONS = (
     "sends the revised plan to everyone",
     "books the follow-up meeting",
@@ -114,6 +116,7 @@ def notes_meeting_page(ctx: FamilyContext) -> Task:
     organizer, others = group[0], group[1:]
     # No figure in the project's title: the decision that names it must hold one figure only.
     plain = [i for i in items if not any(ch.isdigit() for ch in i.title)]
+    plain = [i for i in plain if len(i.title) <= SHORT_TITLE] or plain  # a milestone reads best
     if not plain:
         raise SeedDoesNotFit("every project title holds a figure")
     kind = ctx.choice(list(TYPES))

@@ -92,7 +92,8 @@ def _change(ctx: FamilyContext, item: Item, prop: str, avoid: set[str]) -> Chang
     days = [
         d
         for d in range(10, 75)
-        if (ctx.start.date() + timedelta(days=d)).isoformat() not in {current, *avoid}
+        if (ctx.start.date() + timedelta(days=d)).weekday() < 5
+        and (ctx.start.date() + timedelta(days=d)).isoformat() not in {current, *avoid}
     ]
     day = ctx.start.date() + timedelta(days=ctx.choice(days))
     return Change(item, prop, day.isoformat(), f"The due date of {_named(item)} moves to {_when(day)}.")
@@ -174,7 +175,7 @@ def notes_tracker_from_mail(ctx: FamilyContext) -> Task:
             operations.append(
                 _mail(ctx, sender, f"Update: {item.title.rstrip('.')}", stale.sentence, sent + 2)
             )
-            text = f"A correction to my earlier mail: {final.sentence}"
+            text = f"A correction to my earlier mail: {final.sentence[:1].lower()}{final.sentence[1:]}"
         else:
             text = final.sentence
         if len(targets) > 2 and n == 1:  # two fields of one item in one mail
