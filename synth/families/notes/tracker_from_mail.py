@@ -57,6 +57,21 @@ def tracker_items(ws: Workspace) -> tuple[int, list[Item]]:
     return database_id, unique
 
 
+def _neighbour(ws: Workspace, row_id: int, named: set[int]) -> dict[str, Any]:
+    """The values of the nearest other row (by id) that the task does not name: a new value
+    that row already holds would make the same write aimed at it change nothing, so the
+    family gives the item a value its neighbour lacks."""
+    found = ws.conn.execute(
+        "SELECT id FROM notes_rows WHERE id != ? ORDER BY abs(id - ?), id LIMIT 20", (row_id, row_id)
+    ).fetchall()
+    free = [r[0] for r in found if r[0] not in named]
+    if not free:
+        return {}
+    return dict(
+        ws.conn.execute("SELECT property, value FROM notes_values WHERE row_id = ?", (free[0],)).fetchall()
+    )
+
+
 def _named(item: Item) -> str:
     return f"'{item.title.rstrip('.')}'"
 
@@ -73,7 +88,7 @@ class Change:
     sentence: str
 
 
-def _change(ctx: FamilyContext, item: Item, prop: str, avoid: set[str]) -> Change:
+def _change(ctx: FamilyContext, item: Item, prop: str, avoid: set[Any]) -> Change:
     """A new value of `prop` for `item` (not its current one, nor any in `avoid`), as a mail says it."""
     current = item.values.get(prop)
     if prop == "Status":
@@ -165,9 +180,11 @@ def notes_tracker_from_mail(ctx: FamilyContext) -> Task:
     props = ["Status", "Owner", "Due"]
     operations: list[WorldCall] = []
     changes: list[Change] = []
+    named = {database_id, *(t.row_id for t in targets)}
     for n, item in enumerate(targets):
         prop = props[(n + ctx.rng.randrange(3)) % 3]
-        final = _change(ctx, item, prop, set())
+        beside = _neighbour(ws, item.row_id, named)
+        final = _change(ctx, item, prop, {beside.get(prop)})
         sender = _sender(ctx, item)
         sent = ctx.rng.uniform(0.3, 2.5)
         if n == 0:  # an earlier mail about the same item, superseded
@@ -179,7 +196,8 @@ def notes_tracker_from_mail(ctx: FamilyContext) -> Task:
         else:
             text = final.sentence
         if len(targets) > 2 and n == 1:  # two fields of one item in one mail
-            second = _change(ctx, item, "Status" if prop != "Status" else "Due", set())
+            other = "Status" if prop != "Status" else "Due"
+            second = _change(ctx, item, other, {beside.get(other)})
             text += f" Also, {second.sentence[:1].lower()}{second.sentence[1:]}"
             changes.append(second)
         operations.append(_mail(ctx, sender, f"Project update: {item.title.rstrip('.')}", text, sent))
