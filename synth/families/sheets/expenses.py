@@ -139,7 +139,9 @@ def well_apart(plan: Expenses) -> bool:
     row would otherwise read as the answer)."""
     amounts = {e.amount for e in plan.rows}
     answer = plan.answer
-    return answer not in plan.rivals() and answer not in amounts and all(r not in amounts for r in plan.rivals())
+    return (
+        answer not in plan.rivals() and answer not in amounts and all(r not in amounts for r in plan.rivals())
+    )
 
 
 def plan_expenses(ctx: FamilyContext) -> Expenses:
@@ -160,7 +162,9 @@ def asked_text(question: Question) -> str:
     return f"the average amount of the {question.centre} cost centre's expenses in {question.label}"
 
 
-def figure_check(check_id: str, plan: Expenses, to: str, request_id: int | None, absent: list[float]) -> Check:
+def figure_check(
+    check_id: str, plan: Expenses, to: str, request_id: int | None, absent: list[float]
+) -> Check:
     """A mail to `to` gives the asked figure, not one of its near misses or `absent`."""
     q = plan.question
     check = mail_sent(

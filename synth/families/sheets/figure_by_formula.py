@@ -33,7 +33,9 @@ SERVICES = ["sheets", "mail"]
 
 def _request_mail(ctx: FamilyContext, asker: Any, plan: Expenses) -> tuple[str, str]:
     q = plan.question
-    subject = ctx.choice([f"{q.centre} spend, {q.label}", "Quick figure from the expenses sheet", "Cost centre question"])
+    subject = ctx.choice(
+        [f"{q.centre} spend, {q.label}", "Quick figure from the expenses sheet", "Cost centre question"]
+    )
     body = (
         f"{greeting(ctx.user)}\n\ncould you tell me {asked_text(q)}? It should be in the {TITLE} "
         f"spreadsheet.\n\nThanks,\n{first_name(asker.name)}"
@@ -74,7 +76,14 @@ def _seeded(
     subject, body = _request_mail(ctx, asker, plan)
     operations = [
         plan.sheet_operation(ctx, finance_lead),
-        operation("mail", "deliver_inbound", from_addr=asker.email, subject=subject, body=body, sent_at=ago(ctx, hours=1)),
+        operation(
+            "mail",
+            "deliver_inbound",
+            from_addr=asker.email,
+            subject=subject,
+            body=body,
+            sent_at=ago(ctx, hours=1),
+        ),
     ]
     results, ws = ctx.seeded(services, operations)
     return operations, int(results[-1]["id"]), spreadsheet_id(ws, TITLE)
@@ -160,7 +169,9 @@ def sheets_row_corrected(ctx: FamilyContext) -> Task:
                 (f"Send {manager.name} {asked_text(q)} from the {TITLE} spreadsheet.",),
             ]
         ),
-        context=ctx.choice(["It goes into the monthly report.", f"{first_name(manager.name)} needs it today.", ""]),
+        context=ctx.choice(
+            ["It goes into the monthly report.", f"{first_name(manager.name)} needs it today.", ""]
+        ),
         short=f"Mail {manager.name} {asked_text(q)} from the {TITLE} sheet",
     )
     body = (
@@ -193,7 +204,12 @@ def sheets_row_corrected(ctx: FamilyContext) -> Task:
                 solution=[
                     *read_steps(sid, len(fixed.rows)),
                     step("directory_search_people", query=manager.name),
-                    step("mail_send_message", to=[manager.email], subject=f"{q.centre} spend, {q.label}", body=body),
+                    step(
+                        "mail_send_message",
+                        to=[manager.email],
+                        subject=f"{q.centre} spend, {q.label}",
+                        body=body,
+                    ),
                 ],
             ),
         ],

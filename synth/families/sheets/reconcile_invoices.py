@@ -14,8 +14,8 @@ from coworkenv.task import Task, Turn, WorldCall
 
 from ...builders import (
     ago,
-    guard,
     field_equals,
+    guard,
     house_rules,
     mail_sent,
     number_fact,
@@ -137,7 +137,9 @@ def _draw(ctx: FamilyContext, ws: Any) -> Reconciliation:
     for k, row in enumerate(chosen):
         v = ledger[row]
         ledger_amount = int(v[AMOUNT_COL])
-        amount = ledger_amount + ctx.choice(prices) * ctx.rng.randint(1, 3) if k < differing else ledger_amount
+        amount = (
+            ledger_amount + ctx.choice(prices) * ctx.rng.randint(1, 3) if k < differing else ledger_amount
+        )
         invoices.append(Invoice(str(v[1]), str(v[2]), str(v[3]), str(v[4]), amount, ledger_amount, row))
     number = int(str(ledger[last][1]).rsplit("-", 1)[1])
     for k in range(missing):
@@ -195,7 +197,9 @@ def _ask(ctx: FamilyContext, asker: Any, clerk: Any, plan: Reconciliation, add_r
         ),
     ]
     if add_rows:
-        steps.append("Add the missing invoices to the ledger as open, one row each, like the rows already there.")
+        steps.append(
+            "Add the missing invoices to the ledger as open, one row each, like the rows already there."
+        )
         steps.append("Leave the rows already in the ledger as they are.")
     else:
         steps.append("Do not change the ledger.")
@@ -227,7 +231,9 @@ def _report(ctx: FamilyContext, asker: Any, plan: Reconciliation) -> str:
             )
     return (
         f"{greeting(asker)}\n\nI compared the invoice mails with the {plan.title} sheet. These do not "
-        "match:\n" + "\n".join(lines) + f"\n\nIn total the ledger is short by {money(currency, plan.total)}.\n\n"
+        "match:\n"
+        + "\n".join(lines)
+        + f"\n\nIn total the ledger is short by {money(currency, plan.total)}.\n\n"
         f"Best,\n{first_name(ctx.user.name)}"
     )
 
@@ -278,9 +284,7 @@ def sheets_reconcile_invoices(ctx: FamilyContext) -> Task:
     asker = ctx.person(internal=True, exclude=[clerk.email])
     add_rows = ctx.rng.random() < 0.5
     currency = ctx.the_world.currency
-    operations = [
-        _invoice_mail(ctx, clerk, invoice, 30 - 2.5 * k) for k, invoice in enumerate(plan.invoices)
-    ]
+    operations = [_invoice_mail(ctx, clerk, invoice, 30 - 2.5 * k) for k, invoice in enumerate(plan.invoices)]
     subject = ctx.choice(["Invoice reconciliation", "Are the invoices all in the ledger?", "Month-end check"])
     operations.append(
         operation(
@@ -325,7 +329,12 @@ def sheets_reconcile_invoices(ctx: FamilyContext) -> Task:
     if add_rows:
         checks += [_row_check(plan, i) for i in plan.problems if i.missing]
         solution.append(
-            step("sheets_append_rows", spreadsheet_id=plan.spreadsheet, sheet=SHEET, rows=_added_rows(plan, currency))
+            step(
+                "sheets_append_rows",
+                spreadsheet_id=plan.spreadsheet,
+                sheet=SHEET,
+                rows=_added_rows(plan, currency),
+            )
         )
     checks += [
         guard(
@@ -352,6 +361,7 @@ def sheets_reconcile_invoices(ctx: FamilyContext) -> Task:
         title=f"Reconcile {len(plan.invoices)} invoice mails with the {plan.title}"
         + (" and add the missing rows" if add_rows else ""),
         context=house_rules(ctx),
-        turns=[Turn(user=request(ctx, _ask(ctx, asker, clerk, plan, add_rows)), checks=checks, solution=solution)],
+        turns=[
+            Turn(user=request(ctx, _ask(ctx, asker, clerk, plan, add_rows)), checks=checks, solution=solution)
+        ],
     )
-

@@ -32,7 +32,9 @@ class Item:
 
 def _items(ctx: FamilyContext, ws: Any, sid: int) -> list[Item]:
     rows = sheet_rows(ws, sid, SHEET)
-    products = [(r, v) for r, v in sorted(rows.items()) if r > 1 and isinstance(v.get(PRICE_COL), int | float)]
+    products = [
+        (r, v) for r, v in sorted(rows.items()) if r > 1 and isinstance(v.get(PRICE_COL), int | float)
+    ]
     changed = max(1, min(ctx.difficulty.items, len(products) - 1))
     picked = set(ctx.rng.sample([r for r, _ in products], changed))
     items = []
@@ -41,8 +43,8 @@ def _items(ctx: FamilyContext, ws: Any, sid: int) -> list[Item]:
         new = None
         if r in picked:
             new = price + max(1, round(price * ctx.rng.choice([3, 4, 5, 6, 8, 10, 12]) / 100))
-            if ctx.rng.random() < 0.25:
-                new = max(1, price - max(1, round(price * ctx.rng.choice([3, 5, 7]) / 100)))
+            if ctx.rng.random() < 0.25 and price > 20:
+                new = price - max(1, round(price * ctx.rng.choice([3, 5, 7]) / 100))
         items.append(Item(r, str(v[1]), str(v[2]), price, new))
     return items
 
@@ -109,6 +111,8 @@ def sheets_update_price_list(ctx: FamilyContext) -> Task:
     first, last = items[0].row, items[-1].row
     average_row = last + 2
     owner = str(ws.rows("sheets_spreadsheets", "id = ?", [sid])[0]["owner"])
+    if owner == ctx.user.email:  # the average row is a colleague's: the user's edits then show
+        owner = ctx.person(internal=True).email
     averages = [
         operation(
             "sheets",
@@ -132,11 +136,23 @@ def sheets_update_price_list(ctx: FamilyContext) -> Task:
     subject, body = _price_mail(ctx, sender, external, changed)
     operations = [
         *averages,
-        operation("mail", "deliver_inbound", from_addr=sender.email, subject=subject, body=body, sent_at=ago(ctx, hours=1)),
+        operation(
+            "mail",
+            "deliver_inbound",
+            from_addr=sender.email,
+            subject=subject,
+            body=body,
+            sent_at=ago(ctx, hours=1),
+        ),
     ]
     writes = [
         operation(
-            "sheets", "edit_cells", spreadsheet=TITLE, start=a1(SHEET, i.row, PRICE_COL), values=[[i.new_price]], editor=ctx.user.email
+            "sheets",
+            "edit_cells",
+            spreadsheet=TITLE,
+            start=a1(SHEET, i.row, PRICE_COL),
+            values=[[i.new_price]],
+            editor=ctx.user.email,
         )
         for i in changed
     ]
@@ -223,7 +239,12 @@ def sheets_update_price_list(ctx: FamilyContext) -> Task:
         step("sheets_list_spreadsheets", query=TITLE),
         step("sheets_read_range", spreadsheet_id=sid, range=f"{SHEET}!A1:E{average_row}"),
         *(
-            step("sheets_write_range", spreadsheet_id=sid, start=a1(SHEET, i.row, PRICE_COL), values=[[i.new_price]])
+            step(
+                "sheets_write_range",
+                spreadsheet_id=sid,
+                start=a1(SHEET, i.row, PRICE_COL),
+                values=[[i.new_price]],
+            )
             for i in changed
         ),
     ]
