@@ -61,7 +61,7 @@ async def test_meets_the_validation_contract(name: str, seed: int, level: int, c
 
 @pytest.mark.parametrize(
     ("name", "profile"),
-    list(zip(sorted(EXPECTED), ("hospital_admin", "retail_chain", "law_firm", "telecom"))),
+    list(zip(sorted(EXPECTED), ("hospital_admin", "retail_chain", "law_firm", "telecom"), strict=True)),
 )
 async def test_meets_the_validation_contract_on_a_world(name: str, profile: str, cache: SeedCache) -> None:
     report = await validate_task(build_task(name, 2, MEDIUM, world=world(profile)), cache=cache)

@@ -114,7 +114,7 @@ class Expenses:
 
 def _months(ctx: FamilyContext) -> list[date]:
     first = ctx.start.date().replace(day=1)
-    out = []
+    out: list[date] = []
     for _ in range(MONTHS):
         first = (first - timedelta(days=1)).replace(day=1)
         out.insert(0, first)
