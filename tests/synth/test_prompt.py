@@ -125,12 +125,17 @@ def test_the_prompt_of_the_new_services_names_their_objects_tables_and_tools() -
     )
     assert "crm_deals(id integer, account_id integer, name text, stage text, amount integer" in text
     assert "- CRM accounts: 1 SwiftServe Ground Handling (vendor); 2 AeroCater (vendor);" in text
-    assert "- Deal stages: prospecting, qualification, proposal, negotiation, closed_won, closed_lost." in text
+    assert (
+        "- Deal stages: prospecting, qualification, proposal, negotiation, closed_won, closed_lost." in text
+    )
     assert (
         "- Notes database 1 'Projects': Status select [Not started|In progress|Blocked|Done], Owner person, "
         in text
     )
-    assert "- Spreadsheets (id title (sheets)): 1 'Price list' (Prices, Settings); 2 'Invoice ledger 2026'" in text
+    assert (
+        "- Spreadsheets (id title (sheets)): 1 'Price list' (Prices, Settings); 2 'Invoice ledger 2026'"
+        in text
+    )
     for tool in ("crm_update_deal(", "notes_query_database(", "sheets_write_range("):
         assert f"\n{tool}" in text
     assert "tickets_tickets(" not in text and "Queues: " not in text
