@@ -10,6 +10,7 @@ import pytest
 
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.episodes.record import EpisodeRecord
+from coworkenv.synth.families.sheets.cells import money
 from coworkenv.synth.family import FAMILIES, Difficulty, build_task
 from coworkenv.synth.validation.validation import validate_task
 from coworkenv.task import Task
@@ -288,3 +289,72 @@ async def test_row_corrected_accepts_the_new_figure_named_as_a_correction(cache:
     body = f"Hi, a row was corrected since this morning, so the figure is now {new:,} (previously {old:,})."
     record = await play(task, cache, turn1=with_body(reference(task, 1), body))
     assert verdict(record) == (True, [], False)
+
+
+# -- on generated worlds -------------------------------------------------------------------------
+
+WORLDS = ("law_firm", "logistics")
+
+
+def swapped(steps: list[dict[str, Any]], old: str, new: str, turn_body: int = -1) -> list[dict[str, Any]]:
+    """The steps with `old` replaced by `new` in the last step's body (which must contain it)."""
+    body = steps[turn_body]["arguments"]["body"]
+    assert old in body
+    return with_body(steps, body.replace(old, new))
+
+
+@pytest.mark.parametrize("profile", WORLDS)
+async def test_reconcile_on_worlds_accepts_the_reference_and_rejects_a_partial_total(
+    profile: str, cache: SeedCache
+) -> None:
+    task = build_task("sheets_reconcile_invoices", 3, MEDIUM, world=world(profile))
+    steps = reference(task)
+    assert verdict(await judge(task, steps, cache)) == (True, [], False)
+    total = task.turns[0].checks[1]
+    currency = world(profile).currency
+    right, wrong = total.facts[0].number, total.absent[0].number
+    partial = swapped(steps, f"short by {money(currency, right)}", f"short by {money(currency, wrong)}")
+    assert verdict(await judge(task, partial, cache)) == (False, ["reported-total"], False)
+
+
+@pytest.mark.parametrize("profile", WORLDS)
+async def test_prices_on_worlds_accept_the_reference_and_reject_a_literal_over_a_formula(
+    profile: str, cache: SeedCache
+) -> None:
+    task = build_task("sheets_update_price_list", 3, MEDIUM, world=world(profile))
+    steps = reference(task)
+    assert verdict(await judge(task, steps, cache)) == (True, [], False)
+    first = next(c for c in task.turns[0].checks if c.id.startswith("with-tax-"))
+    literal = step(
+        "sheets_write_range",
+        spreadsheet_id=first.where["spreadsheet_id"],
+        start=f"Prices!E{first.where['row']}",
+        values=[[first.value]],
+    )
+    sku = first.id.removeprefix("with-tax-")
+    assert verdict(await judge(task, [*steps, literal], cache)) == (False, [f"formula-kept-{sku}"], True)
+
+
+@pytest.mark.parametrize("profile", WORLDS)
+async def test_figure_on_worlds_accepts_the_reference_and_rejects_a_near_miss(
+    profile: str, cache: SeedCache
+) -> None:
+    task = build_task("sheets_figure_by_formula", 3, MEDIUM, world=world(profile))
+    steps = reference(task)
+    assert verdict(await judge(task, steps, cache)) == (True, [], False)
+    check = task.turns[0].checks[0]
+    currency = world(profile).currency
+    near = swapped(steps, money(currency, check.facts[0].number), money(currency, check.absent[0].number))
+    assert verdict(await judge(task, near, cache)) == (False, ["figure"], False)
+
+
+@pytest.mark.parametrize("profile", WORLDS)
+async def test_row_corrected_on_worlds_rejects_the_stale_figure(profile: str, cache: SeedCache) -> None:
+    task = build_task("sheets_row_corrected", 3, MEDIUM, world=world(profile))
+    currency = world(profile).currency
+    old = task.turns[0].checks[0].facts[0].number
+    new = task.turns[1].checks[0].facts[0].number
+    second = reference(task, 1)
+    assert verdict(await play(task, cache, turn1=second)) == (True, [], False)
+    stale = swapped(second, money(currency, new), money(currency, old))
+    assert verdict(await play(task, cache, turn1=stale)) == (False, ["figure-corrected"], False)
