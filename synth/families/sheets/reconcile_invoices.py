@@ -127,10 +127,14 @@ def _draw(ctx: FamilyContext, ws: Any) -> Reconciliation:
     ledger = {r: v for r, v in rows.items() if r > 1 and str(v.get(1, "")).startswith("INV-")}
     last = max(ledger)
     problems = max(1, ctx.difficulty.items)
-    differing = problems // 2
+    # Rows of a free item (amount 0) stay out: a report would have to quote "0" beside the total.
+    priced = sorted(
+        r for r, v in ledger.items() if isinstance(v.get(AMOUNT_COL), int | float) and v[AMOUNT_COL]
+    )
+    differing = min(problems // 2, len(priced))
     missing = problems - differing
-    matching = min(MAX_MATCHING, ctx.difficulty.distractors)
-    chosen = ctx.rng.sample(sorted(ledger), differing + matching)
+    matching = min(MAX_MATCHING, ctx.difficulty.distractors, len(priced) - differing)
+    chosen = ctx.rng.sample(priced, differing + matching)
     prices = [p.price for p in world.products if p.price > 0] or [100, 250, 400]
     customers = sorted({str(v[2]) for v in ledger.values()})
     invoices = []
