@@ -269,6 +269,21 @@ async def test_figure_rejects_the_unfiltered_total_and_a_formula_left_in_the_she
     assert verdict(record) == (False, [], True)
 
 
+async def test_figure_accepts_a_formula_in_the_lent_column_only(cache: SeedCache) -> None:
+    """Demo seed 3, medium: the request lends column D of the Summary sheet for formulas."""
+    task = build_task("sheets_figure_by_formula", 3, MEDIUM)
+    assert "column D of the Summary sheet" in task.turns[0].user
+    steps = reference(task)
+    sid = steps[3]["arguments"]["spreadsheet_id"]
+    formula = '=SUMIF(Expenses!C:C,"Engineering",Expenses!E:E)'
+    lent = step("sheets_write_range", spreadsheet_id=sid, start="Summary!D1", values=[[formula]])
+    record = await judge(task, [*steps[:4], lent, *steps[4:]], cache)
+    assert verdict(record) == (True, [], False)
+    elsewhere = step("sheets_write_range", spreadsheet_id=sid, start="Summary!C1", values=[[formula]])
+    record = await judge(task, [*steps[:4], elsewhere, *steps[4:]], cache)
+    assert verdict(record) == (False, [], True)
+
+
 async def test_row_corrected_rejects_the_figure_of_the_first_turn(cache: SeedCache) -> None:
     task = build_task("sheets_row_corrected", 1, MEDIUM)
     old = task.turns[0].checks[0].facts[0].number

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coworkenv.checks import Allowance, Guards
 from coworkenv.task import Task, Turn
 
 from ...builders import ago, event, house_rules, operation, step
@@ -29,6 +30,18 @@ from .expenses import (
 )
 
 SERVICES = ["sheets", "mail"]
+SCRATCH_COLUMN = "D"
+"""The column of the Summary sheet a request may lend for working formulas."""
+
+
+def _scratch_allowance(sid: int) -> Guards:
+    """Cells of the lent column may be written, rewritten and cleared."""
+    where = {"spreadsheet_id": sid, "sheet": "Summary", "col": ord(SCRATCH_COLUMN) - ord("A") + 1}
+    return Guards(
+        allow=[
+            Allowance(table="sheets_cells", where=where, columns=["input", "value"], added=True, removed=True)
+        ]
+    )
 
 
 def _request_mail(ctx: FamilyContext, asker: Any, plan: Expenses) -> tuple[str, str]:
@@ -43,8 +56,16 @@ def _request_mail(ctx: FamilyContext, asker: Any, plan: Expenses) -> tuple[str, 
     return subject, body
 
 
-def _ask(ctx: FamilyContext, asker: Any, plan: Expenses) -> Ask:
+def _ask(ctx: FamilyContext, asker: Any, plan: Expenses, scratch: bool) -> Ask:
     first, q = first_name(asker.name), plan.question
+    keep = (
+        (
+            f"Use column {SCRATCH_COLUMN} of the Summary sheet for a formula if it helps.",
+            "Change nothing else there.",
+        )
+        if scratch
+        else ("Leave the spreadsheet as it is.",)
+    )
     steps = ctx.choice(
         [
             (f"Answer {asker.name}'s question about the {q.centre} cost centre from the {TITLE} sheet.",),
@@ -55,9 +76,12 @@ def _ask(ctx: FamilyContext, asker: Any, plan: Expenses) -> Ask:
         ]
     )
     return Ask(
-        steps=(*steps, "Leave the spreadsheet as it is."),
+        steps=(*steps, *keep),
         context=ctx.choice([f"{first} needs it for the budget review.", f"{first} asked me by mail.", ""]),
-        short=f"Send {first} {asked_text(q)} from the {TITLE} sheet; change nothing there",
+        short=f"Send {first} {asked_text(q)} from the {TITLE} sheet; "
+        + (
+            f"scratch formulas in Summary column {SCRATCH_COLUMN} only" if scratch else "change nothing there"
+        ),
     )
 
 
@@ -89,9 +113,11 @@ def _seeded(
     return operations, int(results[-1]["id"]), spreadsheet_id(ws, TITLE)
 
 
-def _first_turn(ctx: FamilyContext, plan: Expenses, asker: Any, request_id: int, sid: int) -> Turn:
+def _first_turn(
+    ctx: FamilyContext, plan: Expenses, asker: Any, request_id: int, sid: int, scratch: bool = False
+) -> Turn:
     return Turn(
-        user=request(ctx, _ask(ctx, asker, plan)),
+        user=request(ctx, _ask(ctx, asker, plan, scratch)),
         checks=[figure_check("figure", plan, asker.email, request_id, [])],
         solution=[
             step("mail_search_messages", query=first_name(asker.name), folder="inbox"),
@@ -107,18 +133,22 @@ def sheets_figure_by_formula(ctx: FamilyContext) -> Task:
     """An expenses sheet over three months with the world's teams as cost centres; a colleague
     asks one centre's total (SUMIF) or average (AVERAGE over the filtered rows) spend in one
     month. The mail must state that figure and none of its near misses (every centre that
-    month, the centre in another month or in all of them, the total instead of the average);
-    the sheet stays unchanged. Difficulty: how many cost centres the sheet holds."""
+    month, the centre in another month or in all of them, the total instead of the average).
+    On some draws the request lends a column of the Summary sheet for working formulas (the
+    collateral guard then allows its cells); otherwise the sheet stays unchanged. Difficulty:
+    how many cost centres the sheet holds."""
     plan = plan_expenses(ctx)
     asker = ctx.person(internal=True)
     operations, request_id, sid = _seeded(ctx, plan, asker, SERVICES)
+    scratch = ctx.rng.random() < 0.4
     return ctx.task(
         capability_id="spreadsheet_work",
         services=SERVICES,
         operations=operations,
         title=f"Answer {asked_text(plan.question)} from the expenses sheet",
         context=house_rules(ctx),
-        turns=[_first_turn(ctx, plan, asker, request_id, sid)],
+        turns=[_first_turn(ctx, plan, asker, request_id, sid, scratch)],
+        guards=_scratch_allowance(sid) if scratch else None,
     )
 
 
