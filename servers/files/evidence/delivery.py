@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass
+from typing import Literal
 
 import pypdfium2 as pdfium
 from mcp_types import ImageContent, TextContent
@@ -19,8 +20,6 @@ from PIL import Image
 from .ocr import recognize
 from .transcript import mime_type_of, read_transcript, without_transcript
 
-MAX_DOCUMENT_BYTES = 5_000_000
-"""The largest document file stored, in bytes (5 MB)."""
 MAX_IMAGE_SIDE = 1600
 """The longer side of an image shown, in pixels."""
 MAX_IMAGE_PIXELS = 2_000_000
@@ -43,8 +42,20 @@ class PageText:
     pages: int
     first_page: int
     last_page: int
-    method: str
+    method: Literal["text_layer", "ocr"]
     truncated: bool
+    mime_type: str
+
+
+@dataclass(frozen=True)
+class View:
+    """The content blocks that show pages `first_page`..`last_page` of a document of `pages`."""
+
+    blocks: list[TextContent | ImageContent]
+    mime_type: str
+    pages: int
+    first_page: int
+    last_page: int
 
 
 def describe(data: bytes) -> str:
@@ -57,7 +68,7 @@ def describe(data: bytes) -> str:
     return f"a {mime.split('/')[1].upper()} image of {width} x {height} pixels"
 
 
-def view(path: str, data: bytes, first_page: int) -> list[TextContent | ImageContent]:
+def view(path: str, data: bytes, first_page: int) -> View:
     """What an agent sees of the document at `path`: a line saying what it is, then the image;
     for a PDF, each page shown (from `first_page`) as an image followed by its text layer."""
     mime = _mime(data)
@@ -66,7 +77,7 @@ def view(path: str, data: bytes, first_page: int) -> list[TextContent | ImageCon
             raise DocumentError(f"{path!r} is an image, a single page; leave first_page at 1")
         shown = _bounded(without_transcript(data), mime)
         intro = f"{path} is {describe(data)}."
-        return [TextContent(type="text", text=intro), shown]
+        return View([TextContent(type="text", text=intro), shown], mime, 1, 1, 1)
     with _pdf(data) as doc:
         total = len(doc)
         last = _last_page(path, first_page, total)
@@ -82,7 +93,7 @@ def view(path: str, data: bytes, first_page: int) -> list[TextContent | ImageCon
             blocks.append(_image_content(image, "image/png"))
             text = page.get_textpage().get_text_bounded().replace("\r\n", "\n")
             blocks.append(TextContent(type="text", text=f"Text layer of page {number}:\n{text}"))
-        return blocks
+        return View(blocks, mime, total, first_page, last)
 
 
 def extract_text(path: str, data: bytes, first_page: int, last_page: int | None) -> PageText:
@@ -93,7 +104,7 @@ def extract_text(path: str, data: bytes, first_page: int, last_page: int | None)
             raise DocumentError(f"{path!r} is an image, a single page; leave first_page and last_page out")
         transcript = read_transcript(data)
         text = recognize(transcript, data) if transcript is not None else ""
-        return _cut(text, pages=1, first=1, last=1, method="ocr")
+        return _cut(text, pages=1, first=1, last=1, method="ocr", mime=mime)
     with _pdf(data) as doc:
         total = len(doc)
         if last_page is not None and last_page < first_page:
@@ -104,11 +115,15 @@ def extract_text(path: str, data: bytes, first_page: int, last_page: int | None)
         for number in range(first_page, last + 1):
             text = doc[number - 1].get_textpage().get_text_bounded().replace("\r\n", "\n")
             texts.append(f"--- page {number} ---\n{text}")
-        return _cut("\n".join(texts), pages=total, first=first_page, last=last, method="text_layer")
+        return _cut(
+            "\n".join(texts), pages=total, first=first_page, last=last, method="text_layer", mime=mime
+        )
 
 
-def _cut(text: str, *, pages: int, first: int, last: int, method: str) -> PageText:
-    return PageText(text[:MAX_TEXT_CHARS], pages, first, last, method, len(text) > MAX_TEXT_CHARS)
+def _cut(
+    text: str, *, pages: int, first: int, last: int, method: Literal["text_layer", "ocr"], mime: str
+) -> PageText:
+    return PageText(text[:MAX_TEXT_CHARS], pages, first, last, method, len(text) > MAX_TEXT_CHARS, mime)
 
 
 def _last_page(path: str, first_page: int, total: int) -> int:
