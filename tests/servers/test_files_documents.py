@@ -65,7 +65,7 @@ def test_add_document_plants_the_rendered_file_and_says_what_it_is(ws: Workspace
 
 
 def test_a_seed_with_documents_has_its_pinned_content_hash(ws: Workspace) -> None:
-    assert ws.content_hash() == "99e627cf7a1eab3833ce29d02051dec4245862e5fe99c7fd053514b69fb07821"
+    assert ws.content_hash() == "b4723bc64eb07cad48efe4242bae6ed20596b6660f42025135927ab24d79ef83"
 
 
 async def test_open_document_shows_an_image_as_image_content_without_its_transcript(ws: Workspace) -> None:

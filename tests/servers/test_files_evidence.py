@@ -113,8 +113,8 @@ SPECS: dict[str, dict[str, Any]] = {
 #: SHA-256 of each spec's file, rendered at `CREATED`: a change to how documents are drawn
 #: (a renderer, a library's output) shows up here as a reviewed diff.
 PINNED = {
-    "invoice": "ee6c7203c1b2d4967f74c200d4d24d944be28c93fb23edd7bf67eaab04957b99",
-    "purchase_order": "d840f271054fbf8692ab8dd20f1a53f3c3841574e09540bf54eee7788a42ddc8",
+    "invoice": "94dd8b4d308ac93f38fce4a5b908d3d062679780736b61af30a47c301c5a0004",
+    "purchase_order": "368b37748f2c518db5507db76d7bce922c11fa92e1f151c14829d0234644ae3d",
     "receipt": "3f9eb7c9d97939177bd95e8219c1302ac98b69290d8dea79e4a64eae995fdb3c",
     "bar_chart": "030858a09644f9ee84c0bd3db0956ff221674e0b78b9c5074dee5ceff9fa7bd4",
     "line_chart": "5993ef829e3991ac794924629c5e3936f00dbae04037bb94419ca61ebc335ec2",

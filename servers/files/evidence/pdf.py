@@ -55,9 +55,11 @@ def trade_document(spec: Invoice | PurchaseOrder, created: datetime) -> bytes:
 
 class _Document(FPDF):
     def footer(self) -> None:
-        self.set_y(-15)
+        # Left-aligned at a fixed place: a centred "{nb}" is placed by a width that differs
+        # between fpdf2 versions, and so would the bytes.
+        self.set_xy(95, -15)
         self.set_font("Helvetica", "", 8)
-        self.cell(0, 8, f"Page {self.page_no()} of {{nb}}", align="C")
+        self.cell(40, 8, f"Page {self.page_no()} of {{nb}}")
 
 
 def _new_pdf(created: datetime, title: str, author: str) -> FPDF:
