@@ -77,7 +77,9 @@ async def test_open_document_shows_an_image_as_image_content_without_its_transcr
     assert image.mime_type == "image/jpeg"
     shown = base64.b64decode(image.data)
     assert KEY not in shown
-    stored = ws.conn.execute("SELECT content FROM files_nodes WHERE path = '/finance/receipt.jpg'").fetchone()[0]
+    stored = ws.conn.execute(
+        "SELECT content FROM files_nodes WHERE path = '/finance/receipt.jpg'"
+    ).fetchone()[0]
     assert Image.open(io.BytesIO(shown)).tobytes() == Image.open(io.BytesIO(stored)).tobytes()
     assert result.structured_content == {
         "path": "/finance/receipt.jpg",
