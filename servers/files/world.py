@@ -34,6 +34,10 @@ class AddDocument(BaseModel):
     created_at: str | None = Field(default=None, description="ISO 8601; default: the workspace clock")
 
 
+class AddExampleDocuments(BaseModel):
+    folder: str = "/examples/documents"
+
+
 class AddDirectory(BaseModel):
     path: str
     modified_by: str | None = Field(default=None, pattern=EMAIL)
@@ -101,6 +105,21 @@ def add_document(ws: Workspace, p: AddDocument) -> dict[str, Any]:
         )
     node = store.add_document(ws, path, rendered.data, at=created_at, by=p.modified_by)
     return {"path": path, "size": node.size, "mime_type": rendered.mime_type}
+
+
+@WORLD.operation(AddExampleDocuments)
+def add_example_documents(ws: Workspace, p: AddExampleDocuments) -> dict[str, Any]:
+    """One document of each kind appears in `folder` (`evidence.examples.EXAMPLES`): a demo
+    of what documents look like through open_document and extract_text."""
+    from .evidence.examples import EXAMPLES, file_name
+
+    folder = normalize_path(p.folder)
+    paths = []
+    for kind, document in EXAMPLES.items():
+        path = f"{folder.rstrip('/')}/{file_name(kind)}"
+        add_document(ws, AddDocument.model_validate({"path": path, "document": document}))
+        paths.append(path)
+    return {"paths": paths}
 
 
 @WORLD.operation(AddDirectory)

@@ -1,7 +1,7 @@
 """Documents rendered from facts: the same spec gives the same bytes (pinned by hash), each
 kind renders as its format with what it says readable back, the transcript stays out of
 what an agent is shown, and the OCR's mistakes are deterministic and as frequent as the
-scan is noisy. `SPECS` is shared with test_files_documents."""
+scan is noisy. `SPECS` (the package's examples) is shared with test_files_documents."""
 
 import difflib
 import hashlib
@@ -15,6 +15,7 @@ from PIL import Image
 from pydantic import TypeAdapter, ValidationError
 
 from coworkenv.servers.files.evidence import delivery
+from coworkenv.servers.files.evidence.examples import EXAMPLES
 from coworkenv.servers.files.evidence.ocr import error_rates, recognize
 from coworkenv.servers.files.evidence.render import render
 from coworkenv.servers.files.evidence.specs import DocumentSpec, Invoice, Receipt
@@ -29,97 +30,18 @@ from coworkenv.servers.files.evidence.transcript import (
 CREATED = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SPEC = TypeAdapter(DocumentSpec)
 
-SELLER = {"name": "Brightline Supplies GmbH", "address": ["Hafenstrasse 12", "20457 Hamburg"]}
-BUYER = {"name": "Northwind Traders", "address": ["1 Market Street", "Berlin"]}
-SPECS: dict[str, dict[str, Any]] = {
-    "invoice": {
-        "kind": "invoice",
-        "number": "INV-2026-0412",
-        "issued": "2026-02-20",
-        "due": "2026-03-22",
-        "seller": SELLER,
-        "buyer": BUYER,
-        "purchase_order": "PO-7731",
-        "items": [
-            {"description": "Cable set, 5 m", "quantity": 12, "unit_price": "18.40"},
-            {"description": "Wall bracket", "quantity": "2.5", "unit_price": "7.10"},
-            {"description": "Installation, hours", "quantity": 3, "unit_price": "95.00"},
-        ],
-        "tax_percent": "19",
-        "notes": ["Payment within 30 days to DE44 5001 0517 5407 3249 31."],
-    },
-    "purchase_order": {
-        "kind": "purchase_order",
-        "number": "PO-7731",
-        "issued": "2026-02-01",
-        "deliver_by": "2026-02-15",
-        "buyer": BUYER,
-        "supplier": SELLER,
-        "items": [{"description": "Cable set, 5 m", "quantity": 12, "unit_price": "18.40"}],
-        "approved_by": "Dana Fox",
-    },
-    "receipt": {
-        "kind": "receipt",
-        "merchant": "Cafe Linde",
-        "address": ["Lindenstr. 4", "Berlin"],
-        "when": "2026-02-27 12:41",
-        "items": [
-            {"description": "Lunch menu", "amount": "14.90"},
-            {"description": "Espresso", "amount": "2.80"},
-            {"description": "Water 0.5l", "amount": "3.10"},
-        ],
-        "skew_degrees": -2.5,
-        "noise": 0.4,
-    },
-    "bar_chart": {
-        "kind": "bar_chart",
-        "title": "Revenue by quarter 2025",
-        "categories": ["Q1", "Q2", "Q3", "Q4"],
-        "series": [
-            {"name": "EMEA", "values": [1200, 1350, 980, 1610]},
-            {"name": "Americas", "values": [800, 760, 1020, 1100]},
-        ],
-        "unit": "kEUR",
-    },
-    "line_chart": {
-        "kind": "line_chart",
-        "title": "Open tickets per week",
-        "categories": ["W1", "W2", "W3", "W4", "W5", "W6"],
-        "series": [{"name": "Open", "values": [40, 42.5, 38, 51, 47, 45]}],
-    },
-    "error_dialog": {
-        "kind": "error_dialog",
-        "application": "Ledger Desktop",
-        "title": "Sync failed",
-        "message": ["The connection to the accounting server was reset while uploading batch 2231."],
-        "code": "LDG-5003",
-        "buttons": ["Retry", "Cancel"],
-    },
-    "form": {
-        "kind": "form",
-        "title": "Employee address change",
-        "fields": [
-            {"label": "Name", "value": "Maria Lopez"},
-            {"label": "Employee ID", "value": "E-10442"},
-            {"label": "New address", "value": "Am Kanal 7, 14467 Potsdam"},
-        ],
-        "signed_by": "M. Lopez",
-        "signed_on": "2026-03-01",
-        "noise": 0.15,
-        "skew_degrees": 1.2,
-    },
-}
+SPECS = EXAMPLES
 
 #: SHA-256 of each spec's file, rendered at `CREATED`: a change to how documents are drawn
 #: (a renderer, a library's output) shows up here as a reviewed diff.
 PINNED = {
     "invoice": "94dd8b4d308ac93f38fce4a5b908d3d062679780736b61af30a47c301c5a0004",
     "purchase_order": "368b37748f2c518db5507db76d7bce922c11fa92e1f151c14829d0234644ae3d",
-    "receipt": "3f9eb7c9d97939177bd95e8219c1302ac98b69290d8dea79e4a64eae995fdb3c",
+    "receipt": "9b6169b91a1803640d9e8af57e2e75769ed18c9c0fe528d06032098551f123ff",
     "bar_chart": "030858a09644f9ee84c0bd3db0956ff221674e0b78b9c5074dee5ceff9fa7bd4",
     "line_chart": "5993ef829e3991ac794924629c5e3936f00dbae04037bb94419ca61ebc335ec2",
     "error_dialog": "c24a03ae6da36430956dacf3e158d26c7ef6b5bc3a4ba37854900713034c16b1",
-    "form": "ba62431282d96b533da53a4465450f5c754f499eac1e6137e23e948acd67626a",
+    "form": "5159bce258cc87ebf5a62ae45549a7bd146f8412e78cd5bec5814c2832791554",
 }
 
 
@@ -144,7 +66,7 @@ def test_the_same_spec_renders_the_same_bytes_and_another_fact_other_bytes(kind:
 @pytest.mark.parametrize(
     "kind, mime, size",
     [
-        ("receipt", "image/jpeg", (728, 854)),
+        ("receipt", "image/jpeg", (484, 568)),
         ("bar_chart", "image/png", (800, 520)),
         ("line_chart", "image/png", (800, 520)),
         ("error_dialog", "image/png", (840, 344)),

@@ -95,31 +95,41 @@ def enlarge(image: Image.Image, factor: int, *, smooth: bool) -> Image.Image:
 
 
 def scanned(
-    image: Image.Image,
+    sheet: Image.Image,
     rng: random.Random,
     *,
+    scale: int,
     skew_degrees: float,
     noise: float,
     paper: RGB | None,
     background: RGB,
 ) -> Image.Image:
-    """A photo or scan of the sheet on a background, turned by `skew_degrees`, blurred and
-    speckled with dust and dropouts as `noise` (0 to 1) says. With `paper` a colour photo of
-    paper of that tint; without, a grayscale scan (the background's first channel)."""
-    gray = image.convert("L")
+    """A photo or scan of the sheet (drawn at 1x), `scale` times larger, on a background,
+    turned by `skew_degrees`, blurred and speckled with dust and dropouts as `noise` (0 to 1)
+    says. With `paper` a colour photo of paper of that tint; without, a grayscale scan.
+
+    The work is done on one gray channel, colour comes last: a quarter of the pixels to move."""
+    gray = enlarge(sheet.convert("L"), scale, smooth=True)
     if noise > 0:
-        gray = gray.filter(ImageFilter.GaussianBlur(radius=0.3 + 1.2 * noise))
+        gray = gray.filter(ImageFilter.BoxBlur(radius=(0.1 + 0.4 * noise) * scale))
     speckle = Image.frombytes("L", gray.size, rng.randbytes(gray.width * gray.height))
     dots = int(1 + 24 * noise)  # of 256: the share of pixels that get a dark speck or a dropout
     gray.paste(90, mask=speckle.point(lambda v: 255 if v < dots else 0))
     gray.paste(255, mask=speckle.point(lambda v: 255 if v > 255 - dots else 0))
-    margin = max(24, image.width // 12)
-    sheet: Image.Image = gray if paper is None else ImageOps.colorize(gray, black=INK, white=paper)
-    fill: int | RGB = background[0] if paper is None else background
-    framed = ImageOps.expand(sheet, border=margin, fill=fill)
-    if skew_degrees == 0:
-        return framed
-    return framed.rotate(skew_degrees, resample=Image.Resampling.BILINEAR, fillcolor=fill)
+    margin = max(24, gray.width // 12)
+    framed = ImageOps.expand(gray, border=margin, fill=255)
+    outline = ImageOps.expand(Image.new("L", gray.size, 255), border=margin, fill=0)
+    if skew_degrees != 0:
+        framed = framed.rotate(skew_degrees, resample=Image.Resampling.BILINEAR, fillcolor=255)
+        # The paper's outline is all or nothing: a nearest-pixel turn is enough, and 7x cheaper.
+        outline = outline.rotate(skew_degrees, resample=Image.Resampling.NEAREST, fillcolor=0)
+    if paper is None:
+        out = Image.new("L", framed.size, background[0])
+        out.paste(framed, mask=outline)
+        return out
+    out = Image.new("RGB", framed.size, background)
+    out.paste(ImageOps.colorize(framed, black=INK, white=paper), mask=outline)
+    return out
 
 
 def encode(image: Image.Image, fmt: str, transcript: Transcript) -> bytes:

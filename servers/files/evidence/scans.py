@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .raster import CHAR_WIDTH, LINE_HEIGHT, Sheet, encode, enlarge, scanned, wrap
+from .raster import CHAR_WIDTH, LINE_HEIGHT, Sheet, encode, scanned, wrap
 from .specs import Form, Receipt, format_amount
 from .transcript import Transcript
 
@@ -45,8 +45,9 @@ def receipt(spec: Receipt, rng: random.Random) -> bytes:
     y += LINE_HEIGHT * 2
     sheet.text_centered(center, y, "Thank you!")
     photo = scanned(
-        enlarge(sheet.image, 3, smooth=True),
+        sheet.image,
         rng,
+        scale=2,
         skew_degrees=spec.skew_degrees,
         noise=spec.noise,
         paper=RECEIPT_PAPER,
@@ -82,8 +83,9 @@ def form(spec: Form, rng: random.Random) -> bytes:
     if spec.signed_on:
         sheet.text(margin + 64, y, spec.signed_on.isoformat(), HANDWRITING)
     scan = scanned(
-        enlarge(sheet.image, 2, smooth=True),
+        sheet.image,
         rng,
+        scale=2,
         skew_degrees=spec.skew_degrees,
         noise=spec.noise,
         paper=None,
