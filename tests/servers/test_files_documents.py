@@ -5,6 +5,8 @@ bad arguments are clear errors."""
 
 import base64
 import io
+import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from coworkenv.state import Workspace
 from tests.conftest import START
 from tests.servers.test_files import USER, call, error
 from tests.servers.test_files_evidence import PINNED, SPECS
+from tests.test_transports import free_port
 
 NOW = "2026-03-02T09:00:00+00:00"
 FINANCE = "/finance"
@@ -345,3 +348,33 @@ async def test_serve_demo_with_documents_shows_them_over_stdio() -> None:
         ("image", "image/png"),
         ("text", None),
     ]
+
+
+async def test_the_combined_server_shows_a_document_over_streamable_http(tmp_path: Path) -> None:
+    ws = create_workspace(["files"], clock_start=START)
+    plant(ws, "/finance/inv-0412.pdf", "invoice")
+    saved = ws.save(tmp_path / "ws.db")
+    port = free_port()
+    args = ["-m", "coworkenv", "serve", "--transport", "http", "--port", str(port), "--db", str(saved)]
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with anyio.fail_after(60):
+            while True:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                        break
+                except OSError:
+                    assert proc.poll() is None, "the server exited"
+                    await anyio.sleep(0.05)
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                result = await client.call_tool("files_open_document", {"path": "/finance/inv-0412.pdf"})
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert [(b.type, getattr(b, "mime_type", None)) for b in result.content] == [
+        ("text", None),
+        ("image", "image/png"),
+        ("text", None),
+    ]
+    assert result.structured_content["pages"] == 1
+    assert "Total (EUR) 623.02" in result.content[2].text.splitlines()
