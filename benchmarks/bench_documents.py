@@ -73,7 +73,7 @@ def world_documents(world: World) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, vendor in enumerate(vendors[:3]):
         items = [
-            {"description": p.name[:60], "quantity": 1 + (i + j) % 7, "unit_price": f"{p.price:.2f}"}
+            {"description": p.name[:50], "quantity": 1 + (i + j) % 7, "unit_price": f"{p.price:.2f}"}
             for j, p in enumerate(products[i : i + 6] or products[:1])
         ] or [{"description": "Services", "quantity": 1, "unit_price": "100.00"}]
         seller = {"name": vendor.name, "address": [vendor.domain]}
@@ -159,8 +159,8 @@ def world_documents(world: World) -> list[dict[str, Any]]:
                     "kind": "form",
                     "title": "Address change",
                     "fields": [
-                        {"label": "Name", "value": person.name[:60]},
-                        {"label": "Email", "value": person.email[:60]},
+                        {"label": "Name", "value": person.name[:42]},
+                        {"label": "Email", "value": person.email[:42]},
                     ],
                     "signed_by": person.name[:40],
                     "signed_on": day.isoformat(),

@@ -57,14 +57,14 @@ async def view(ws: Workspace, args: dict[str, Any]) -> Any:
 def test_add_document_plants_the_rendered_file_and_says_what_it_is(ws: Workspace) -> None:
     assert plant(ws, "/forms/address.png", "form") == {
         "path": "/forms/address.png",
-        "size": 66303,
+        "size": 83890,
         "mime_type": "image/png",
     }
     row = ws.conn.execute(
         "SELECT typeof(content), size, modified_by, created_at FROM files_nodes WHERE path = ?",
         ("/forms/address.png",),
     ).fetchone()
-    assert row == ("blob", 66303, USER, NOW)
+    assert row == ("blob", 83890, USER, NOW)
 
 
 def test_a_seed_with_documents_has_its_pinned_content_hash(ws: Workspace) -> None:
@@ -98,7 +98,7 @@ async def test_open_document_shows_an_image_as_image_content_without_its_transcr
 async def test_open_document_shows_each_pdf_page_as_an_image_with_its_text_layer(ws: Workspace) -> None:
     result = await view(ws, {"path": "/finance/inv-0412.pdf"})
     assert [block.type for block in result.content] == ["text", "image", "text"]
-    assert result.content[0].text == "/finance/inv-0412.pdf is a PDF document of 1 page; pages 1-1 follow."
+    assert result.content[0].text == "/finance/inv-0412.pdf is a PDF document of 1 page; page 1 follows."
     page = Image.open(io.BytesIO(base64.b64decode(result.content[1].data)))
     assert (result.content[1].mime_type, page.format, page.size) == ("image/png", "PNG", (1132, 1600))
     assert result.content[2].text.startswith("Text layer of page 1:\nBrightline Supplies GmbH INVOICE\n")
@@ -217,7 +217,7 @@ async def test_the_other_tools_tell_a_document_from_a_text_file(ws: Workspace) -
         (
             "open_document",
             {"path": "/finance/inv-0412.pdf", "first_page": 2},
-            "first_page 2 is past the end of '/finance/inv-0412.pdf', which has 1 pages",
+            "first_page 2 is past the end of '/finance/inv-0412.pdf', which has 1 page",
         ),
         (
             "open_document",

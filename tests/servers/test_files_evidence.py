@@ -41,7 +41,7 @@ PINNED = {
     "bar_chart": "030858a09644f9ee84c0bd3db0956ff221674e0b78b9c5074dee5ceff9fa7bd4",
     "line_chart": "5993ef829e3991ac794924629c5e3936f00dbae04037bb94419ca61ebc335ec2",
     "error_dialog": "c24a03ae6da36430956dacf3e158d26c7ef6b5bc3a4ba37854900713034c16b1",
-    "form": "5159bce258cc87ebf5a62ae45549a7bd146f8412e78cd5bec5814c2832791554",
+    "form": "4ef8533f9abf036fcf4e7cb0dfd9ec2d569bb72aac289ed03b1c5f884f3458f6",
 }
 
 
@@ -70,7 +70,7 @@ def test_the_same_spec_renders_the_same_bytes_and_another_fact_other_bytes(kind:
         ("bar_chart", "image/png", (800, 520)),
         ("line_chart", "image/png", (800, 520)),
         ("error_dialog", "image/png", (840, 344)),
-        ("form", "image/png", (700, 554)),
+        ("form", "image/png", (938, 588)),
     ],
 )
 def test_an_image_has_its_format_and_size(kind: str, mime: str, size: tuple[int, int]) -> None:
@@ -220,3 +220,25 @@ def test_text_the_fonts_cannot_draw_is_shown_as_question_marks() -> None:
     data = rendered("receipt", merchant="Café Ærø 東京")
     transcript = read_transcript(data)
     assert transcript is not None and transcript.text.startswith("CAFÉ ÆRØ ??\n")
+
+
+@pytest.mark.parametrize(
+    "kind, change, message",
+    [
+        ("receipt", {"items": [{"description": "x" * 22, "amount": "1.00"}]}, "at most 21 characters"),
+        (
+            "receipt",
+            {"items": [{"description": "Tea", "amount": "100000.00"}]},
+            "less than or equal to 99999.99",
+        ),
+        ("form", {"fields": [{"label": "Name", "value": "y" * 43}]}, "at most 42 characters"),
+        ("bar_chart", {"title": "t" * 61}, "at most 60 characters"),
+        ("error_dialog", {"application": "a" * 25}, "at most 24 characters"),
+    ],
+)
+def test_a_fact_longer_than_its_place_on_the_page_is_refused_not_cut(
+    kind: str, change: dict, message: str
+) -> None:
+    with pytest.raises(ValidationError) as info:
+        SPEC.validate_python(SPECS[kind] | change)
+    assert message in str(info.value)

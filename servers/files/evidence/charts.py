@@ -23,12 +23,12 @@ AXIS = (90, 90, 90)
 def chart(spec: Chart) -> bytes:
     """The chart as a PNG, 800 x 520 pixels."""
     sheet = Sheet(WIDTH, HEIGHT)
-    sheet.text_centered(WIDTH // 2, 6, spec.title[: (WIDTH - 8) // CHAR_WIDTH])
+    sheet.text_centered(WIDTH // 2, 6, spec.title)
     values = [v for s in spec.series for v in s.values]
     low, high, step = _axis(min(0.0, *values), max(0.0, *values))
     left, right, top, bottom = 64, WIDTH - 12, 28, HEIGHT - 44
     if spec.unit:
-        sheet.text(4, top - 12, spec.unit[:10])
+        sheet.text(4, top - 12, spec.unit)
 
     def y_of(v: float) -> int:
         return round(bottom - (v - low) / (high - low) * (bottom - top))

@@ -63,7 +63,7 @@ def describe(data: bytes) -> str:
     mime = _mime(data)
     if mime == "application/pdf":
         with _pdf(data) as doc:
-            return f"a PDF document of {len(doc)} page{'s' if len(doc) != 1 else ''}"
+            return f"a PDF document of {_pages(len(doc))}"
     width, height = _image(data).size
     return f"a {mime.split('/')[1].upper()} image of {width} x {height} pixels"
 
@@ -81,7 +81,8 @@ def view(path: str, data: bytes, first_page: int) -> View:
     with _pdf(data) as doc:
         total = len(doc)
         last = _last_page(path, first_page, total)
-        intro = f"{path} is a PDF document of {total} page{'s' if total != 1 else ''}; pages {first_page}-{last} follow"
+        span = f"page {first_page} follows" if last == first_page else f"pages {first_page}-{last} follow"
+        intro = f"{path} is a PDF document of {_pages(total)}; {span}"
         if last < total:
             intro += f" (call again with first_page={last + 1} for the rest)"
         blocks: list[TextContent | ImageContent] = [TextContent(type="text", text=intro + ".")]
@@ -128,8 +129,12 @@ def _cut(
 
 def _last_page(path: str, first_page: int, total: int) -> int:
     if first_page > total:
-        raise DocumentError(f"first_page {first_page} is past the end of {path!r}, which has {total} pages")
+        raise DocumentError(f"first_page {first_page} is past the end of {path!r}, which has {_pages(total)}")
     return min(total, first_page + MAX_PAGES_PER_VIEW - 1)
+
+
+def _pages(count: int) -> str:
+    return f"{count} page{'s' if count != 1 else ''}"
 
 
 def _mime(data: bytes) -> str:

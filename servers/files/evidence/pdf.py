@@ -123,7 +123,7 @@ def _items(pdf: FPDF, items: list[TradeItem], currency: str) -> None:
             pdf.set_font("Helvetica", "", 10)
         cells = (item.description, format_quantity(item.quantity), format_amount(item.unit_price))
         for (_, width, align), value in zip(COLUMNS, (*cells, format_amount(item.amount)), strict=True):
-            pdf.cell(width, 6, _text(value)[:52], border=1, align=align)
+            pdf.cell(width, 6, _text(value), border=1, align=align)
         pdf.ln()
 
 

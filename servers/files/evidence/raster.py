@@ -49,11 +49,11 @@ class Sheet:
         self.draw = ImageDraw.Draw(self.image)
         self._texts: list[tuple[int, int, str]] = []
 
-    def text(self, x: int, y: int, text: str, fill: RGB = INK, *, record: bool = True) -> int:
+    def text(self, x: int, y: int, text: str, fill: RGB = INK) -> int:
         """Draw `text` with its top left at (x, y); the x just right of it."""
         shown = printable(text)
         self.draw.text((x, y), shown, font=font(), fill=fill)
-        if record and shown.strip():
+        if shown.strip():
             self._texts.append((y, x, shown))
         return x + CHAR_WIDTH * len(shown)
 

@@ -34,7 +34,7 @@ def receipt(spec: Receipt, rng: random.Random) -> bytes:
     y = _rule(sheet, margin, width, y)
     right = width - margin
     for item in spec.items:
-        sheet.text(margin, y, item.description[: RECEIPT_COLUMNS - 11])
+        sheet.text(margin, y, item.description)
         sheet.text_right(right, y, format_amount(item.amount))
         y += LINE_HEIGHT
     y = _rule(sheet, margin, width, y)
@@ -59,8 +59,8 @@ def receipt(spec: Receipt, rng: random.Random) -> bytes:
 def form(spec: Form, rng: random.Random) -> bytes:
     """A filled-in form from a flatbed scanner in grayscale (PNG): printed labels, written-in values."""
     margin = 16
-    width = 300
     box_left = margin + 19 * CHAR_WIDTH
+    width = box_left + 42 * CHAR_WIDTH + 4 + margin
     rows = 4 + 2 * len(spec.fields) + 5
     sheet = Sheet(width, rows * LINE_HEIGHT + 2 * margin)
     y = margin
@@ -69,9 +69,9 @@ def form(spec: Form, rng: random.Random) -> bytes:
         y += LINE_HEIGHT
     y += LINE_HEIGHT
     for field in spec.fields:
-        sheet.text(margin, y + 2, f"{field.label[:18]}:")
+        sheet.text(margin, y + 2, f"{field.label}:")
         sheet.draw.rectangle((box_left - 3, y - 1, width - margin, y + LINE_HEIGHT + 2), outline=(60, 60, 60))
-        sheet.text(box_left, y + 2, field.value[: (width - margin - box_left) // CHAR_WIDTH], HANDWRITING)
+        sheet.text(box_left, y + 2, field.value, HANDWRITING)
         y += 2 * LINE_HEIGHT
     y += LINE_HEIGHT
     sheet.draw.line((margin + 60, y + LINE_HEIGHT, width - margin, y + LINE_HEIGHT), fill=(60, 60, 60))

@@ -24,7 +24,7 @@ def error_dialog(spec: ErrorDialog) -> bytes:
     window = (12, 12, WIDTH - 12, height - 12)
     sheet.draw.rectangle(window, fill=WINDOW, outline=(20, 20, 20))
     sheet.draw.rectangle((window[0], window[1], window[2], window[1] + 20), fill=TITLE_BAR)
-    sheet.text(window[0] + 8, window[1] + 5, f"{spec.application} - {spec.title}"[:56], WHITE)
+    sheet.text(window[0] + 8, window[1] + 5, f"{spec.application} - {spec.title}", WHITE)
     close = window[2] - 16
     sheet.draw.line((close, window[1] + 6, close + 8, window[1] + 14), fill=WHITE, width=2)
     sheet.draw.line((close, window[1] + 14, close + 8, window[1] + 6), fill=WHITE, width=2)

@@ -2,7 +2,8 @@
 
 A spec holds the facts (numbers, names, dates) and how the paper or screen looks (skew,
 noise, format); the renderer draws the facts and nothing else, so a task that plants a
-document knows every figure it shows. Amounts are decimals with two places.
+document knows every figure it shows. Amounts are decimals with two places. Text fields
+are limited to what fits where they are drawn, so no fact is ever cut off.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class Party(_Spec):
 class TradeItem(_Spec):
     """One row of an invoice or purchase order; its amount is quantity x unit price."""
 
-    description: Line
+    description: Annotated[str, Field(min_length=1, max_length=50)]
     quantity: Annotated[Decimal, Field(gt=0, le=1_000_000, decimal_places=3)]
     unit_price: Money
 
@@ -91,8 +92,8 @@ class PurchaseOrder(_Trade):
 class ReceiptItem(_Spec):
     """One line of a till receipt."""
 
-    description: Annotated[str, Field(min_length=1, max_length=32)]
-    amount: Money
+    description: Annotated[str, Field(min_length=1, max_length=21)]
+    amount: Annotated[Decimal, Field(ge=Decimal("-99999.99"), le=Decimal("99999.99"), decimal_places=2)]
 
 
 class Receipt(_Spec):
@@ -108,7 +109,7 @@ class Receipt(_Spec):
     when: Annotated[str, Field(min_length=1, max_length=32, description="As printed, e.g. 2026-03-02 12:41")]
     currency: Annotated[str, Field(pattern=r"^[A-Z]{3}$")] = "EUR"
     items: list[ReceiptItem] = Field(min_length=1, max_length=40)
-    payment: Annotated[str, Field(min_length=1, max_length=32)] = "Card"
+    payment: Annotated[str, Field(min_length=1, max_length=26)] = "Card"
     skew_degrees: Annotated[float, Field(ge=-8, le=8)] = 0.0
     noise: Annotated[float, Field(ge=0, le=1)] = 0.2
     format: Literal["jpeg", "png"] = "jpeg"
@@ -119,20 +120,23 @@ class Receipt(_Spec):
 
 
 class Series(_Spec):
-    """One named series of a chart: a value per category."""
+    """One named series of a chart: a value per category (the name fits four in the legend)."""
 
-    name: Label
+    name: Annotated[str, Field(min_length=1, max_length=10)]
     values: list[Annotated[float, Field(ge=-1e12, le=1e12)]] = Field(min_length=1, max_length=24)
 
 
 class Chart(_Spec):
-    """A bar or line chart (PNG) of one or more series over categories (months, regions...)."""
+    """A bar or line chart (PNG) of one or more series over categories (months, regions...).
+
+    A category's label is cut to the width of its slot (about 2 characters for 24
+    categories, 9 for 6): keep labels short where there are many."""
 
     kind: Literal["bar_chart", "line_chart"]
-    title: Line
+    title: Annotated[str, Field(min_length=1, max_length=60)]
     categories: list[Label] = Field(min_length=1, max_length=24)
     series: list[Series] = Field(min_length=1, max_length=4)
-    unit: Annotated[str, Field(max_length=16)] = ""
+    unit: Annotated[str, Field(max_length=10)] = ""
 
     @model_validator(mode="after")
     def _one_value_per_category(self) -> Chart:
@@ -148,8 +152,8 @@ class ErrorDialog(_Spec):
     """A screenshot (PNG) of an application's error dialog."""
 
     kind: Literal["error_dialog"] = "error_dialog"
-    application: Label
-    title: Line
+    application: Annotated[str, Field(min_length=1, max_length=24)]
+    title: Annotated[str, Field(min_length=1, max_length=32)]
     message: list[Line] = Field(min_length=1, max_length=6)
     code: Label | None = Field(default=None, description="An error code shown under the message")
     buttons: list[Annotated[str, Field(min_length=1, max_length=12)]] = Field(default=["OK"], max_length=3)
@@ -158,8 +162,8 @@ class ErrorDialog(_Spec):
 class FormField(_Spec):
     """One labelled box of a form and what was written in it."""
 
-    label: Label
-    value: Annotated[str, Field(max_length=60)]
+    label: Annotated[str, Field(min_length=1, max_length=18)]
+    value: Annotated[str, Field(max_length=42)]
 
 
 class Form(_Spec):
