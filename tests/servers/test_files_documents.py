@@ -18,6 +18,7 @@ from mcp.client.stdio import stdio_client
 from PIL import Image
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
+from coworkenv.servers.files import store
 from coworkenv.servers.files.evidence import delivery
 from coworkenv.servers.files.evidence.transcript import KEY
 from coworkenv.state import Workspace
@@ -378,3 +379,18 @@ async def test_the_combined_server_shows_a_document_over_streamable_http(tmp_pat
     ]
     assert result.structured_content["pages"] == 1
     assert "Total (EUR) 623.02" in result.content[2].text.splitlines()
+
+
+async def test_a_damaged_document_is_an_error_saying_so_not_a_crash(ws: Workspace) -> None:
+    store.add_document(ws, "/finance/broken.pdf", b"%PDF-1.7\nnot really a PDF", at=NOW, by=None)
+    store.add_document(ws, "/finance/unknown.bin", b"\x00\x01binary", at=NOW, by=None)
+    status, message = await call(ws, "open_document", {"path": "/finance/broken.pdf"})
+    assert (status, message.split(" (")[0]) == (
+        "error",
+        "Error executing tool open_document: the PDF cannot be read",
+    )
+    assert await call(ws, "extract_text", {"path": "/finance/unknown.bin"}) == error(
+        "extract_text", "the file is not a PDF, PNG or JPEG document"
+    )
+    # the lock on the PDF reader is free again: a good PDF still opens
+    assert (await view(ws, {"path": "/finance/inv-0412.pdf"})).structured_content["pages"] == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -144,20 +145,30 @@ def _mime(data: bytes) -> str:
     return mime
 
 
+_PDFIUM = threading.Lock()
+"""pdfium is not thread-safe: one PDF at a time per process (episodes may run in threads)."""
+
+
 class _pdf:
-    """A PDF opened with pdfium for the length of a `with` block."""
+    """A PDF opened with pdfium for the length of a `with` block, holding the pdfium lock."""
 
     def __init__(self, data: bytes) -> None:
-        try:
-            self.doc = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as exc:
-            raise DocumentError(f"the PDF cannot be read ({exc})") from None
+        self.data = data
 
     def __enter__(self) -> pdfium.PdfDocument:
+        _PDFIUM.acquire()
+        try:
+            self.doc = pdfium.PdfDocument(self.data)
+        except pdfium.PdfiumError as exc:
+            _PDFIUM.release()
+            raise DocumentError(f"the PDF cannot be read ({exc})") from None
         return self.doc
 
     def __exit__(self, *exc: object) -> None:
-        self.doc.close()
+        try:
+            self.doc.close()
+        finally:
+            _PDFIUM.release()
 
 
 def _image(data: bytes) -> Image.Image:
