@@ -49,6 +49,17 @@ def _load_workspace(db: Path | None, demo: int | None, world: str | None = None)
     return northwind_workspace(seed=demo or 0)
 
 
+def _plant_example_documents(workspace: Workspace) -> None:
+    from coworkenv.servers import apply_world_operation
+
+    if "files" not in workspace.services:
+        raise click.UsageError("--documents needs the files service, which this workspace lacks")
+    try:
+        apply_world_operation(workspace, "files", "add_example_documents", {})
+    except ValueError as exc:
+        raise click.UsageError(f"--documents: {exc}") from None
+
+
 def _world(spec: str) -> World:
     from coworkenv.world import WorldFileError
     from coworkenv.worlds import world_from_spec
@@ -93,6 +104,11 @@ def cli() -> None:
     help="Serve a world's seed workspace: a profile NAME[:SIZE[:SEED]] (see `coworkenv world list`) or a world JSON file.",
 )
 @click.option(
+    "--documents",
+    is_flag=True,
+    help="With --demo or --world: also plant one document of each kind (PDFs, images) in /examples/documents.",
+)
+@click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
     default="stdio",
@@ -120,6 +136,7 @@ def serve(
     db: Path | None,
     demo: int | None,
     world: str | None,
+    documents: bool,
     transport: str,
     host: str,
     port: int,
@@ -138,6 +155,12 @@ def serve(
         raise click.UsageError(
             f"the workspace has no {service} service; it has: {', '.join(workspace.services)}"
         )
+    if documents:
+        if db is not None:
+            raise click.UsageError(
+                "--documents plants into --demo or --world; a saved workspace is served as it is"
+            )
+        _plant_example_documents(workspace)
     if transport == "stdio":
         anyio.run(serve_stdio, workspace, service)
         return

@@ -483,6 +483,8 @@ def _undo(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
         row = seed.conn.execute("SELECT content FROM files_nodes WHERE path = ?", (args["path"],)).fetchone()
         if row is None:
             return step_of("files_delete_path", path=args["path"])
+        if isinstance(row[0], bytes):  # a document: no text write brings it back
+            return None
         return step_of("files_write_file", path=args["path"], content=row[0], mode="overwrite")
     return None
 
