@@ -117,11 +117,15 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
             ctx,
             Ask(
                 steps=(
-                    f"{account['name']} now wants {new_qty} units for the {deal} deal, so set the deal's amount to "
-                    f"{new_amount} {currency}.",
-                    "Then mail the deal's owner the new amount.",
+                    f"Set the amount of {account['name']}'s {deal} deal to {new_amount} {currency}.",
+                    "Mail the deal's owner the new amount.",
                 ),
-                context=ctx.choice(["Their buyer called me this morning.", "They confirmed it on the phone.", ""]),
+                context=ctx.choice(
+                    [
+                        f"Their buyer called me this morning: they now want {new_qty} units.",
+                        f"They confirmed {new_qty} units on the phone.",
+                    ]
+                ),
                 short=f"{account['name']} {deal}: amount now {new_amount} {currency}, tell the deal's owner",
             ),
         ),
@@ -159,9 +163,10 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
         ]
         ask = Ask(
             steps=(
-                f"{account['name']} want to sign the {deal} deal by {day.day} {day:%B}.",
-                "Please mail the deal's owner that date.",
+                f"Tell the deal's owner by mail that {account['name']} want to sign the {deal} deal by "
+                f"{day.day} {day:%B}.",
             ),
+            context=ctx.choice(["Good news on that deal.", "They just confirmed it.", ""]),
             short=f"{account['name']} want to sign the {deal} deal by {day.day} {day:%B}: tell the deal's owner",
         )
         solution = [
@@ -190,10 +195,8 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
             )
         ]
         ask = Ask(
-            steps=(
-                f"{asker.name} asks what the {account['name']} {deal} deal is worth right now.",
-                "Mail them the deal's current amount from the CRM.",
-            ),
+            steps=(f"Mail {asker.name} the current amount of the {account['name']} {deal} deal from the CRM.",),
+            context=f"{first_name(asker.name)} asked what it is worth right now.",
             short=f"Mail {asker.name} the current amount of the {account['name']} {deal} deal",
         )
         solution = [

@@ -92,10 +92,10 @@ def _ask(ctx: FamilyContext, contact: str, account: str, deal: str, move: Move) 
             ),
             (
                 f"Record the call I had with {contact} ({account}) on their {deal} deal, {first} as the contact.",
-                f"Then update the deal: the stage their mail implies, and {what}.",
+                f"Update the deal: move it to the stage their mail implies and {what}.",
             ),
             (
-                f"Please log a call on {account}'s {deal} deal with {contact} as the contact.",
+                f"Log a call on {account}'s {deal} deal with {contact} as the contact.",
                 f"Move the deal to whichever stage their mail implies and {what}.",
             ),
         ]

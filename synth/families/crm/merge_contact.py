@@ -30,8 +30,8 @@ def _ask(ctx: FamilyContext, person: str, misspelt: str, account: str) -> Ask:
     steps = ctx.choice(
         [
             (
-                f"{person} at {account} is in the CRM twice; the newer record is spelt {misspelt}.",
-                "Merge the newer record into the older one so none of their history is lost.",
+                f"Merge the two CRM records of {person} at {account}: the newer one is spelt {misspelt}.",
+                "Keep the older record, so none of their history is lost.",
             ),
             (
                 f"Merge the duplicate contact {misspelt} at {account} into the original record of {person}.",
