@@ -23,7 +23,7 @@ EXPECTED = {
     "crm_log_call_move_deal": ("crm_pipeline", ["crm", "mail"], False),
     "crm_renewals_mail_owners": ("crm_pipeline", ["crm", "mail", "directory"], False),
     "crm_merge_duplicate_contact": ("crm_pipeline", ["crm"], False),
-    "crm_deal_reassigned": ("state_change_adaptation", ["crm", "mail", "directory"], True),
+    "crm_deal_reassigned": ("crm_deal_changes", ["crm", "mail", "directory"], True),
 }
 EASY, MEDIUM, HARD = Difficulty.level(0), Difficulty.level(1), Difficulty.level(2)
 WORLDS = (None, "law_firm", "logistics", "museum")
@@ -44,7 +44,7 @@ def test_registered_with_capability_services_and_worlds(name: str) -> None:
     assert task.services == services
     assert len(task.turns) == (2 if multi else 1)
     if multi:
-        assert task.capabilities == ["state_change_adaptation", "crm_pipeline"]
+        assert task.capabilities == ["crm_deal_changes", "state_change_adaptation", "crm_pipeline"]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

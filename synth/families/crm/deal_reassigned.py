@@ -1,4 +1,4 @@
-"""crm_deal_reassigned (state_change_adaptation): turn 1 updates a deal's amount and tells its
+"""crm_deal_reassigned (crm_deal_changes): turn 1 updates a deal's amount and tells its
 owner; between the turns a colleague silently reassigns the deal or changes its amount, and
 turn 2's right answer depends on the deal as it is now."""
 
@@ -37,7 +37,7 @@ def _mails_to(address: str) -> str:
 
 @family(
     "crm_deal_reassigned",
-    capability_id="state_change_adaptation",
+    capability_id="crm_deal_changes",
     services=["crm", "mail", "directory"],
     multi_turn=True,
     worlds=True,
@@ -65,7 +65,8 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
     deal = f"{what} {tag}"
     owner = ctx.choice(owners)
     qty, new_qty = ctx.rng.sample(range(4, 60), 2)
-    amount, new_amount = product.price * qty, product.price * new_qty
+    price = product.price or 50  # a free service still has a price on the deal
+    amount, new_amount = price * qty, price * new_qty
     ops = [
         operation(
             "crm",
@@ -89,7 +90,7 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
                 account_id=account["id"],
                 name=f"{account['name']}: {what} {other}",
                 stage="proposal",
-                amount=product.price * ctx.rng.randint(4, 60),
+                amount=price * ctx.rng.randint(4, 60),
                 currency=ctx.the_world.currency,
                 close_date=(ctx.start + timedelta(days=ctx.rng.randint(30, 70))).date().isoformat(),
                 owner=owner.email,
@@ -180,7 +181,7 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
             ),
         ]
     else:
-        corrected = new_amount - product.price * ctx.rng.randint(1, 3) if new_qty > 3 else new_amount + product.price
+        corrected = new_amount - price * ctx.rng.randint(1, 3)
         colleague = ctx.choice([p for p in owners if p.email != owner.email])
         change = event("crm", "update_deal_fields", minutes=120, announced=False, deal_id=deal_id, amount=corrected)
         askers = [p for p in ctx.people(internal=True) if p.email not in (owner.email, colleague.email)]
@@ -212,8 +213,8 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
         ]
     second_turn = Turn(user=request(ctx, ask), events=[change], checks=checks, solution=solution)
     return ctx.task(
-        capability_id="state_change_adaptation",
-        extra_capabilities=["crm_pipeline"],
+        capability_id="crm_deal_changes",
+        extra_capabilities=["state_change_adaptation", "crm_pipeline"],
         services=services,
         operations=ops,
         title=f"Keep up with the {account['name']} {deal} deal after a colleague changed it",
