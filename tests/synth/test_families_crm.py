@@ -5,6 +5,7 @@ the wrong work a reward-hacking agent would try, with exact failing checks."""
 import itertools
 import re
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 import pytest
@@ -38,7 +39,12 @@ def place(profile: str | None) -> Any:
 def test_registered_with_capability_services_and_worlds(name: str) -> None:
     capability, services, multi = EXPECTED[name]
     fam = FAMILIES[name]
-    assert (fam.capability, list(fam.services), fam.multi_turn, fam.worlds) == (capability, services, multi, True)
+    assert (fam.capability, list(fam.services), fam.multi_turn, fam.worlds) == (
+        capability,
+        services,
+        multi,
+        True,
+    )
     task = build_task(name, 0, MEDIUM)
     assert task.capabilities[0] == capability
     assert task.services == services
@@ -62,7 +68,10 @@ def test_no_text_shows_a_template_seam(name: str) -> None:
             task = build_task(name, seed, Difficulty.level(seed % 3), world=place(profile))
             for turn in task.turns:
                 texts = [turn.user] + [
-                    v for s in turn.solution for v in s.arguments.values() if isinstance(v, str) and "@" not in v
+                    v
+                    for s in turn.solution
+                    for v in s.arguments.values()
+                    if isinstance(v, str) and "@" not in v
                 ]
                 found += [(task.id, text[:60], seams(text)) for text in texts if seams(text)]
     assert found == []
@@ -117,7 +126,9 @@ def test_log_call_easy_has_one_distractor_and_no_look_alike_account() -> None:
 def test_renewals_name_every_account_renewing_this_month_and_only_those() -> None:
     task = build_task("crm_renewals_mail_owners", 1, MEDIUM)
     ws = seed_workspace(task)
-    renewing = ws.rows("crm_accounts", "renewal_date BETWEEN '2026-03-01' AND '2026-03-31' ORDER BY owner, id")
+    renewing = ws.rows(
+        "crm_accounts", "renewal_date BETWEEN '2026-03-01' AND '2026-03-31' ORDER BY owner, id"
+    )
     named = sorted(
         (c.to[0], c.facts[0].text, c.facts[1].date) for c in task.turns[0].checks if c.id.startswith("owner-")
     )
@@ -131,8 +142,6 @@ def test_renewals_name_every_account_renewing_this_month_and_only_those() -> Non
 
 
 def _ord(day: str) -> int:
-    from datetime import date
-
     return date.fromisoformat(day).toordinal()
 
 
@@ -282,7 +291,12 @@ def log_call_guesses_the_stage(task: Task) -> Any:
 def log_call_only(task: Task) -> Any:
     out = dump(task)[:-1]
     n = goals(task)
-    return out, (False, 1 / n, sorted(k for k in checks(task) if k.startswith("deal-") and k[5:6].isalpha()), False)
+    return out, (
+        False,
+        1 / n,
+        sorted(k for k in checks(task) if k.startswith("deal-") and k[5:6].isalpha()),
+        False,
+    )
 
 
 # crm_renewals_mail_owners
@@ -321,7 +335,11 @@ def renewals_told_twice(task: Task) -> Any:
     sentences = re.findall(r"[^.]+ renews on [^.]+\.", body["arguments"]["body"])
     if len(sentences) > 1:
         body["arguments"]["body"] = sentences[0].strip()
-        out.append(step("mail_send_message", to=body["arguments"]["to"], subject="One more", body=sentences[1].strip()))
+        out.append(
+            step(
+                "mail_send_message", to=body["arguments"]["to"], subject="One more", body=sentences[1].strip()
+            )
+        )
     else:
         out.append(body)
     # The second mail is also work done more than once: collateral.
@@ -333,7 +351,9 @@ def renewals_idle_owner_mailed(task: Task) -> Any:
     out = dump(task)
     ws = seed_workspace(task)
     (row,) = ws.rows("crm_accounts", "renewal_date = '2026-02-28'")
-    out.append(step("mail_send_message", to=[row["owner"]], subject="Renewal", body=f"{row['name']} renewed."))
+    out.append(
+        step("mail_send_message", to=[row["owner"]], subject="Renewal", body=f"{row['name']} renewed.")
+    )
     return out, (False, 0.0, ["no-mail-to-others"], True)
 
 
@@ -353,7 +373,9 @@ def renewals_wrong_date_beside_the_right_one(task: Task) -> Any:
     hedged = f"{found.group(0)} or {int(found.group(1)) + 1} March 2026"
     mail["arguments"]["body"] = mail["arguments"]["body"].replace(found.group(0), hedged, 1)
     # The day after is a date no check lists: every fact of that mail is in doubt.
-    failed = sorted(c.id for c in task.turns[0].checks if c.id.startswith("owner-") and c.to == mail["arguments"]["to"])
+    failed = sorted(
+        c.id for c in task.turns[0].checks if c.id.startswith("owner-") and c.to == mail["arguments"]["to"]
+    )
     n = goals(task)
     return out, (False, (n - len(failed)) / n, failed, False)
 
@@ -364,15 +386,27 @@ def renewals_wrong_date_beside_the_right_one(task: Task) -> Any:
 def merge_after_reading_everything(task: Task) -> Any:
     out = dump(task)
     account = tool(out, "crm_search_contacts")["arguments"]["account_id"]
-    reads = [step("crm_get_account", account_id=account), step("crm_search_contacts", account_id=account, include_merged=True)]
+    reads = [
+        step("crm_get_account", account_id=account),
+        step("crm_search_contacts", account_id=account, include_merged=True),
+    ]
     return [out[0], *reads, *out[1:]], (True, 1.0, [], False)
 
 
 def merge_the_wrong_way(task: Task) -> Any:
     out = dump(task)
     merge = out[-1]["arguments"]
-    merge["keep_contact_id"], merge["duplicate_contact_id"] = merge["duplicate_contact_id"], merge["keep_contact_id"]
-    failed = ["duplicate-merged", "history-kept", "merged-into-original", "nothing-left-on-duplicate", "original-active"]
+    merge["keep_contact_id"], merge["duplicate_contact_id"] = (
+        merge["duplicate_contact_id"],
+        merge["keep_contact_id"],
+    )
+    failed = [
+        "duplicate-merged",
+        "history-kept",
+        "merged-into-original",
+        "nothing-left-on-duplicate",
+        "original-active",
+    ]
     failed.append("phone-kept")
     return out, (False, 0.0, sorted(failed), True)
 
@@ -383,7 +417,13 @@ def merge_by_renaming(task: Task) -> Any:
     merge = out.pop()["arguments"]
     name = next(op.params["name"] for op in task.seed.operations if op.operation == "add_contact")
     out.append(step("crm_update_contact", contact_id=merge["duplicate_contact_id"], name=name))
-    failed = ["duplicate-merged", "history-kept", "merged-into-original", "nothing-left-on-duplicate", "phone-kept"]
+    failed = [
+        "duplicate-merged",
+        "history-kept",
+        "merged-into-original",
+        "nothing-left-on-duplicate",
+        "phone-kept",
+    ]
     return out, (False, 0.0, failed, True)
 
 
@@ -411,7 +451,11 @@ def reassigned_found_through_the_owner_filter(task: Task) -> Any:
 def _position(task: Task, deal: int) -> int:
     ws = seed_workspace(task)
     account = task.seed.operations[0].params["account_id"]
-    rows = ws.rows("crm_deals", "account_id = ? AND stage NOT IN ('closed_won', 'closed_lost') ORDER BY close_date, id", [account])
+    rows = ws.rows(
+        "crm_deals",
+        "account_id = ? AND stage NOT IN ('closed_won', 'closed_lost') ORDER BY close_date, id",
+        [account],
+    )
     return [r["id"] for r in rows].index(deal)
 
 
@@ -419,7 +463,12 @@ def reassigned_stale_owner_mailed(task: Task) -> Any:
     """Turn 2 mails the owner remembered from turn 1."""
     first, second = dump(task, 0), dump(task, 1)
     second[1]["arguments"]["to"] = first[-1]["arguments"]["to"]
-    return {"turn0": first, "turn1": second[1:]}, (False, 0.0, ["current-owner-told", "old-owner-not-told"], True)
+    return {"turn0": first, "turn1": second[1:]}, (
+        False,
+        0.0,
+        ["current-owner-told", "old-owner-not-told"],
+        True,
+    )
 
 
 def repriced_amount_with_old_beside(task: Task) -> Any:
@@ -473,7 +522,9 @@ MULTI_AGENTS: list[Agent] = [
 
 @pytest.mark.parametrize("profile", WORLDS)
 @pytest.mark.parametrize("name", sorted(SINGLE_AGENTS))
-async def test_right_agents_pass_and_wrong_ones_fail(name: str, profile: str | None, cache: SeedCache) -> None:
+async def test_right_agents_pass_and_wrong_ones_fail(
+    name: str, profile: str | None, cache: SeedCache
+) -> None:
     task = build_task(name, 1, MEDIUM, world=place(profile))
     for agent in SINGLE_AGENTS[name]:
         solution, expected = agent(task)
@@ -486,7 +537,9 @@ def _variant(task: Task) -> str:
 
 @pytest.mark.parametrize("profile", WORLDS)
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
-async def test_deal_reassigned_needs_the_deal_as_it_is_now(seed: int, profile: str | None, cache: SeedCache) -> None:
+async def test_deal_reassigned_needs_the_deal_as_it_is_now(
+    seed: int, profile: str | None, cache: SeedCache
+) -> None:
     task = build_task("crm_deal_reassigned", seed, MEDIUM, world=place(profile))
     agents = MULTI_AGENTS[:2] if _variant(task) == "reassigned" else MULTI_AGENTS[2:]
     for agent in agents:

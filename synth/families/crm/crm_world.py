@@ -47,7 +47,9 @@ def clear_contacts(ws: Workspace, account_id: int) -> list[SeedContact]:
     return [
         SeedContact(r["id"], r["account_id"], r["name"], r["email"])
         for r in everyone
-        if r["account_id"] == account_id and names.count(r["name"].lower()) == 1 and emails.count(r["email"]) == 1
+        if r["account_id"] == account_id
+        and names.count(r["name"].lower()) == 1
+        and emails.count(r["email"]) == 1
     ]
 
 
@@ -83,7 +85,10 @@ def similar_name(ctx: FamilyContext, ws: Workspace, name: str) -> str:
 
 
 def deal_names(ws: Workspace, account_id: int) -> set[str]:
-    return {r[0].lower() for r in ws.conn.execute("SELECT name FROM crm_deals WHERE account_id = ?", (account_id,))}
+    return {
+        r[0].lower()
+        for r in ws.conn.execute("SELECT name FROM crm_deals WHERE account_id = ?", (account_id,))
+    }
 
 
 def domain_of(name: str) -> str:

@@ -131,8 +131,20 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
             ),
         ),
         checks=[
-            field_equals("amount-set", f"Deal {deal_id}'s amount is {new_amount}", "crm_deals", {"id": deal_id}, "amount", new_amount),
-            mail_sent("owner-told", f"A mail to {owner.name} gives the new amount {new_amount}", [owner.email], [number_fact(new_amount)]),
+            field_equals(
+                "amount-set",
+                f"Deal {deal_id}'s amount is {new_amount}",
+                "crm_deals",
+                {"id": deal_id},
+                "amount",
+                new_amount,
+            ),
+            mail_sent(
+                "owner-told",
+                f"A mail to {owner.name} gives the new amount {new_amount}",
+                [owner.email],
+                [number_fact(new_amount)],
+            ),
             *untouched,
         ],
         solution=[
@@ -151,7 +163,9 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
     variant = ctx.choice(["reassigned", "repriced"])
     if variant == "reassigned":
         successor = ctx.choice([p for p in owners if p.email != owner.email])
-        change = event("crm", "update_deal_fields", minutes=120, announced=False, deal_id=deal_id, owner=successor.email)
+        change = event(
+            "crm", "update_deal_fields", minutes=120, announced=False, deal_id=deal_id, owner=successor.email
+        )
         day = (ctx.start + timedelta(days=ctx.rng.randint(10, 25))).date()
         checks: list[Check] = [
             mail_sent(
@@ -160,7 +174,14 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
                 [successor.email],
                 [date_fact(day)],
             ),
-            guard(sql_check("old-owner-not-told", f"{owner.name} (no longer the owner) gets no second mail", _mails_to(owner.email), 1)),
+            guard(
+                sql_check(
+                    "old-owner-not-told",
+                    f"{owner.name} (no longer the owner) gets no second mail",
+                    _mails_to(owner.email),
+                    1,
+                )
+            ),
         ]
         ask = Ask(
             steps=(
@@ -183,7 +204,9 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
     else:
         corrected = new_amount - price * ctx.rng.randint(1, 3)
         colleague = ctx.choice([p for p in owners if p.email != owner.email])
-        change = event("crm", "update_deal_fields", minutes=120, announced=False, deal_id=deal_id, amount=corrected)
+        change = event(
+            "crm", "update_deal_fields", minutes=120, announced=False, deal_id=deal_id, amount=corrected
+        )
         askers = [p for p in ctx.people(internal=True) if p.email not in (owner.email, colleague.email)]
         asker = ctx.choice(unambiguous(ctx, askers) or askers)
         checks = [
@@ -196,7 +219,9 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
             )
         ]
         ask = Ask(
-            steps=(f"Mail {asker.name} the current amount of the {account['name']} {deal} deal from the CRM.",),
+            steps=(
+                f"Mail {asker.name} the current amount of the {account['name']} {deal} deal from the CRM.",
+            ),
             context=f"{first_name(asker.name)} asked what it is worth right now.",
             short=f"Mail {asker.name} the current amount of the {account['name']} {deal} deal",
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from coworkenv.checks import Check
 from coworkenv.state import format_time
@@ -205,7 +206,12 @@ def crm_log_call_move_deal(ctx: FamilyContext) -> Task:
             },
         ),
         field_equals(
-            "deal-stage", f"Deal {deal_id} is in stage {move.after}", "crm_deals", {"id": deal_id}, "stage", move.after
+            "deal-stage",
+            f"Deal {deal_id} is in stage {move.after}",
+            "crm_deals",
+            {"id": deal_id},
+            "stage",
+            move.after,
         ),
         field_equals(
             "deal-close-date",
@@ -240,7 +246,7 @@ def crm_log_call_move_deal(ctx: FamilyContext) -> Task:
         )
         for other in distractor_deals
     ]
-    update: dict[str, str] = {"stage": move.after, "close_date": day.isoformat()}
+    update: dict[str, Any] = {"stage": move.after, "close_date": day.isoformat()}
     if move.next_step:
         update["next_step"] = move.next_step
     solution = [

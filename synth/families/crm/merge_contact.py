@@ -14,8 +14,26 @@ from ...family import FamilyContext, SeedDoesNotFit, family
 from ...phrasing import Ask, request
 from .crm_world import accounts
 
-FIRST_NAMES = ("Katherine", "Jonathan", "Michaela", "Frederick", "Annabelle", "Christopher", "Gabriella", "Nathaniel")
-LAST_NAMES = ("Whitfield", "Okonkwo", "Lindqvist", "Carrington", "Delacroix", "Hargreaves", "Montague", "Pemberton")
+FIRST_NAMES = (
+    "Katherine",
+    "Jonathan",
+    "Michaela",
+    "Frederick",
+    "Annabelle",
+    "Christopher",
+    "Gabriella",
+    "Nathaniel",
+)
+LAST_NAMES = (
+    "Whitfield",
+    "Okonkwo",
+    "Lindqvist",
+    "Carrington",
+    "Delacroix",
+    "Hargreaves",
+    "Montague",
+    "Pemberton",
+)
 OTHER_FIRST = ("Daniel", "Ruth", "Oscar", "Leah")
 
 
@@ -44,7 +62,9 @@ def _ask(ctx: FamilyContext, person: str, misspelt: str, account: str) -> Ask:
         ]
     )
     context = ctx.choice(["Their calls are split over two records.", "The duplicate confuses the team.", ""])
-    return Ask(steps=steps, context=context, short=f"Merge {misspelt} into {person} at {account}, history kept")
+    return Ask(
+        steps=steps, context=context, short=f"Merge {misspelt} into {person} at {account}, history kept"
+    )
 
 
 @family("crm_merge_duplicate_contact", capability_id="crm_pipeline", services=["crm"], worlds=True)
@@ -64,7 +84,12 @@ def crm_merge_duplicate_contact(ctx: FamilyContext) -> Task:
     if not with_deals:
         raise SeedDoesNotFit("no customer or partner account with deals")
     account = ctx.choice(with_deals)
-    deals = [r[0] for r in ws.conn.execute("SELECT id FROM crm_deals WHERE account_id = ? ORDER BY id", (account["id"],))]
+    deals = [
+        r[0]
+        for r in ws.conn.execute(
+            "SELECT id FROM crm_deals WHERE account_id = ? ORDER BY id", (account["id"],)
+        )
+    ]
     taken = {r[0].lower() for r in ws.conn.execute("SELECT name FROM crm_contacts")} | {
         p.name.lower() for p in ctx.the_world.people
     }
@@ -129,17 +154,28 @@ def crm_merge_duplicate_contact(ctx: FamilyContext) -> Task:
                         deal_id=deal,
                         contact_id=who,
                         author=account["owner"],
-                        occurred_at=format_time(ctx.start - timedelta(days=ctx.rng.randint(1, 60), hours=ctx.rng.randint(0, 8))),
+                        occurred_at=format_time(
+                            ctx.start - timedelta(days=ctx.rng.randint(1, 60), hours=ctx.rng.randint(0, 8))
+                        ),
                     ),
                 )
             )
     ops += [op for _, _, op in calls]
     results = ctx.plant(services, ops)
     activity_ids = [r["activity_id"] for r in results if "activity_id" in r]
-    history = [(aid, deal) for aid, (who, deal, _) in zip(activity_ids, calls, strict=True) if who != colleague]
+    history = [
+        (aid, deal) for aid, (who, deal, _) in zip(activity_ids, calls, strict=True) if who != colleague
+    ]
     kept_links = " OR ".join(f"(id = {aid} AND deal_id = {deal})" for aid, deal in history)
     checks: list[Check] = [
-        field_equals("duplicate-merged", f"Contact {duplicate} ({misspelt}) is merged", "crm_contacts", {"id": duplicate}, "status", "merged"),
+        field_equals(
+            "duplicate-merged",
+            f"Contact {duplicate} ({misspelt}) is merged",
+            "crm_contacts",
+            {"id": duplicate},
+            "status",
+            "merged",
+        ),
         field_equals(
             "merged-into-original",
             f"Contact {duplicate} is merged into contact {keep} ({person})",
@@ -154,9 +190,31 @@ def crm_merge_duplicate_contact(ctx: FamilyContext) -> Task:
             f"SELECT count(*) FROM crm_activities WHERE contact_id = {keep} AND ({kept_links})",
             len(history),
         ),
-        count_is("nothing-left-on-duplicate", f"No activity is left on contact {duplicate}", "crm_activities", {"contact_id": duplicate}, 0),
-        field_equals("phone-kept", f"Contact {keep} has the duplicate's phone {phone}", "crm_contacts", {"id": keep}, "phone", phone),
-        guard(field_equals("original-active", f"Contact {keep} stays active", "crm_contacts", {"id": keep}, "status", "active")),
+        count_is(
+            "nothing-left-on-duplicate",
+            f"No activity is left on contact {duplicate}",
+            "crm_activities",
+            {"contact_id": duplicate},
+            0,
+        ),
+        field_equals(
+            "phone-kept",
+            f"Contact {keep} has the duplicate's phone {phone}",
+            "crm_contacts",
+            {"id": keep},
+            "phone",
+            phone,
+        ),
+        guard(
+            field_equals(
+                "original-active",
+                f"Contact {keep} stays active",
+                "crm_contacts",
+                {"id": keep},
+                "status",
+                "active",
+            )
+        ),
     ]
     if colleague is not None:
         checks.append(
@@ -182,5 +240,11 @@ def crm_merge_duplicate_contact(ctx: FamilyContext) -> Task:
         operations=ops,
         title=f"Merge the duplicate contact of {person} at {account['name']}",
         context=house_rules(ctx),
-        turns=[Turn(user=request(ctx, _ask(ctx, person, misspelt, account["name"])), checks=checks, solution=solution)],
+        turns=[
+            Turn(
+                user=request(ctx, _ask(ctx, person, misspelt, account["name"])),
+                checks=checks,
+                solution=solution,
+            )
+        ],
     )

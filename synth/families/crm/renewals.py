@@ -7,8 +7,7 @@ from collections import defaultdict
 from datetime import date, timedelta
 
 from coworkenv.checks import Check
-from coworkenv.state import format_time
-from coworkenv.state import Workspace
+from coworkenv.state import Workspace, format_time
 from coworkenv.task import SolutionStep, Task, Turn, WorldCall
 
 from ...builders import (
@@ -62,7 +61,9 @@ def _apart(ws: Workspace, user: str, first: date, last: date) -> tuple[set[int],
             moved = day + timedelta(days=k)
             if first <= moved <= last and moved.weekday() in weekdays:
                 ops.append(
-                    operation("crm", "update_account_fields", account_id=row["id"], renewal_date=moved.isoformat())
+                    operation(
+                        "crm", "update_account_fields", account_id=row["id"], renewal_date=moved.isoformat()
+                    )
                 )
                 break
     return weekdays, ops
@@ -130,18 +131,25 @@ def crm_renewals_mail_owners(ctx: FamilyContext) -> Task:
         )
 
     weekdays, moves = _apart(ws, ctx.user.email, first, last)
-    fitting = [d for d in range(1, (last - ctx.start.date()).days + 1)]
-    fitting = [ctx.start.date() + timedelta(days=d) for d in fitting]
-    fitting = [d for d in fitting if d.weekday() in weekdays]
+    later = [ctx.start.date() + timedelta(days=d) for d in range(1, (last - ctx.start.date()).days + 1)]
+    fitting = [d for d in later if d.weekday() in weekdays]
     for name in names[: ctx.difficulty.items]:
         ops.append(account(name, ctx.choice(fitting)))
-    outside = [first - timedelta(days=1), last + timedelta(days=1), last + timedelta(days=ctx.rng.randint(2, 20))]
+    outside = [
+        first - timedelta(days=1),
+        last + timedelta(days=1),
+        last + timedelta(days=ctx.rng.randint(2, 20)),
+    ]
     for i, name in enumerate(names[ctx.difficulty.items :]):
         ops.append(account(name, outside[i % len(outside)]))
     ops = moves + ops
     _, ws = ctx.seeded(services, ops)
     renewing = accounts(ws, "renewal_date BETWEEN ? AND ?", (first.isoformat(), last.isoformat()))
-    others = accounts(ws, "renewal_date IS NOT NULL AND renewal_date NOT BETWEEN ? AND ?", (first.isoformat(), last.isoformat()))
+    others = accounts(
+        ws,
+        "renewal_date IS NOT NULL AND renewal_date NOT BETWEEN ? AND ?",
+        (first.isoformat(), last.isoformat()),
+    )
     by_owner: dict[str, list[dict[str, str]]] = defaultdict(list)
     for row in renewing:
         if row["owner"] != ctx.user.email:
