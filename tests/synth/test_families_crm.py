@@ -471,10 +471,31 @@ def reassigned_stale_owner_mailed(task: Task) -> Any:
     )
 
 
+def repriced_amount_with_separators_after_a_wider_read(task: Task) -> Any:
+    """Turn 2 reads the whole account first and writes the amount with a thousands separator,
+    the currency first, and the old figure named as what it was."""
+    first, second = dump(task, 0), dump(task, 1)
+    new = task.turns[1].events[0].params["amount"]
+    old = checks(task)["amount-set"].value
+    account = task.seed.operations[0].params["account_id"]
+    mail = second[-1]["arguments"]
+    name = checks(task, 1)["current-amount"].facts[1].text
+    currency = task.seed.operations[0].params["currency"]
+    mail["body"] = (
+        f"Hello,\n\n{name}: the deal is now at {currency} {new:,} (previously {old:,}).\n\nBest regards"
+    )
+    return {"turn0": first, "turn1": [step("crm_get_account", account_id=account), *second]}, (
+        True,
+        1.0,
+        [],
+        False,
+    )
+
+
 def repriced_amount_with_old_beside(task: Task) -> Any:
     first, second = dump(task, 0), dump(task, 1)
     old = checks(task)["amount-set"].value
-    second[-1]["arguments"]["body"] += f" It could also be {old} EUR."
+    second[-1]["arguments"]["body"] += f" It could also be {old}."
     return {"turn0": first, "turn1": second}, (False, 2 / 3, ["current-amount"], False)
 
 
@@ -515,6 +536,7 @@ SINGLE_AGENTS: dict[str, list[Agent]] = {
 MULTI_AGENTS: list[Agent] = [
     reassigned_found_through_the_owner_filter,
     reassigned_stale_owner_mailed,
+    repriced_amount_with_separators_after_a_wider_read,
     repriced_amount_with_old_beside,
     repriced_stale_amount_from_memory,
 ]
