@@ -93,3 +93,8 @@ def deal_names(ws: Workspace, account_id: int) -> set[str]:
 
 def domain_of(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum()) + ".example"
+
+
+def possessive(name: str) -> str:
+    """'Globex' -> "Globex's", 'Struktur Engineers' -> "Struktur Engineers'"."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"

@@ -28,7 +28,7 @@ from ...builders import (
 from ...family import FamilyContext, SeedDoesNotFit, family
 from ...phrasing import Ask, first_name, greeting, request
 from ..calendar_planning import unambiguous
-from .crm_world import DEAL_TAGS, accounts, deal_names, sellers
+from .crm_world import DEAL_TAGS, accounts, deal_names, possessive, sellers
 
 
 def _mails_to(address: str) -> str:
@@ -118,7 +118,7 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
             ctx,
             Ask(
                 steps=(
-                    f"Set the amount of {account['name']}'s {deal} deal to {new_amount} {currency}.",
+                    f"Set the amount of {possessive(account['name'])} {deal} deal to {new_amount} {currency}.",
                     "Mail the deal's owner the new amount.",
                 ),
                 context=ctx.choice(

@@ -15,7 +15,16 @@ from coworkenv.task import Task, Turn, WorldCall
 from ...builders import field_equals, guard, house_rules, operation, row_exists, states, step, text_fact
 from ...family import FamilyContext, SeedDoesNotFit, family
 from ...phrasing import Ask, first_name, request
-from .crm_world import DEAL_TAGS, accounts, clear_contacts, deal_names, domain_of, sellers, similar_name
+from .crm_world import (
+    DEAL_TAGS,
+    accounts,
+    clear_contacts,
+    deal_names,
+    domain_of,
+    possessive,
+    sellers,
+    similar_name,
+)
 
 
 @dataclass(frozen=True)
@@ -96,7 +105,7 @@ def _ask(ctx: FamilyContext, contact: str, account: str, deal: str, move: Move) 
                 f"Update the deal: move it to the stage their mail implies and {what}.",
             ),
             (
-                f"Log a call on {account}'s {deal} deal with {contact} as the contact.",
+                f"Log a call on {possessive(account)} {deal} deal with {contact} as the contact.",
                 f"Move the deal to whichever stage their mail implies and {what}.",
             ),
         ]
@@ -268,7 +277,7 @@ def crm_log_call_move_deal(ctx: FamilyContext) -> Task:
         capability_id="crm_pipeline",
         services=services,
         operations=operations,
-        title=f"Log the call about {account['name']}'s {deal} deal and move the deal",
+        title=f"Log the call about {possessive(account['name'])} {deal} deal and move the deal",
         context=house_rules(ctx),
         turns=[
             Turn(

@@ -85,7 +85,7 @@ def _ask(ctx: FamilyContext, month: str) -> Ask:
             (
                 f"Go through the accounts with a renewal date in {month}.",
                 "Write one mail to each owner with the name and renewal date of each of their accounts.",
-                "No mail for my own accounts, and nothing to customers.",
+                "Send nothing about my own accounts and nothing to customers.",
             ),
         ]
     )
