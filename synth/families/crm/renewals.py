@@ -73,7 +73,7 @@ def _ask(ctx: FamilyContext, month: str) -> Ask:
     steps = ctx.choice(
         [
             (
-                f"Find the CRM accounts whose renewal date falls this month ({month}).",
+                "Find the CRM accounts whose renewal date falls this month (by today's date).",
                 "Mail each account's owner once, naming their accounts and the renewal dates.",
                 "Skip the accounts I own myself and do not write to the customers.",
             ),
