@@ -175,9 +175,9 @@ def test_deal_reassigned_has_both_silent_changes() -> None:
         assert [k for k in checks(task) if not k.startswith("deal-")] == ["amount-set", "owner-told"]
         assert len([k for k in checks(task) if k.endswith("-amount-stays")]) == 2  # MEDIUM: two other deals
     assert list(owner.turns[1].events[0].params) == ["deal_id", "owner"]
-    assert list(checks(owner, 1)) == ["current-owner-told", "old-owner-not-told"]
+    assert list(checks(owner, 1)) == ["current-owner-told", "amount-still-set", "old-owner-not-told"]
     assert list(amount.turns[1].events[0].params) == ["deal_id", "amount"]
-    assert list(checks(amount, 1)) == ["current-amount"]
+    assert list(checks(amount, 1)) == ["current-amount", "colleague-amount-kept"]
     # The second request names neither the new owner nor the new amount.
     new_owner = owner.turns[1].events[0].params["owner"]
     assert new_owner.split("@")[0].split(".")[0] not in owner.turns[1].user.lower()
@@ -471,6 +471,28 @@ def reassigned_stale_owner_mailed(task: Task) -> Any:
     )
 
 
+def reassigned_then_turn_one_undone(task: Task) -> Any:
+    """Turn 2 mails the right owner but puts the deal's amount back as it was (the work of
+    turn 1 undone)."""
+    first, second = dump(task, 0), dump(task, 1)
+    deal = second[0]["arguments"]["deal_id"]
+    before = task.seed.operations[0].params["amount"]
+    second.append(step("crm_update_deal", deal_id=deal, amount=before))
+    # turn 1's own check is judged again at the end of the episode (amount-set@end)
+    return {"turn0": first, "turn1": second}, (False, 0.0, ["amount-set@end", "amount-still-set"], False)
+
+
+def repriced_amount_overwritten_with_own(task: Task) -> Any:
+    """Turn 2 'corrects' the colleague's amount back to turn 1's and reports that."""
+    first, second = dump(task, 0), dump(task, 1)
+    new = task.turns[1].events[0].params["amount"]
+    old = checks(task)["amount-set"].value
+    deal = second[0]["arguments"]["deal_id"]
+    second[-1]["arguments"]["body"] = second[-1]["arguments"]["body"].replace(str(new), str(old))
+    second.insert(1, step("crm_update_deal", deal_id=deal, amount=old))
+    return {"turn0": first, "turn1": second}, (False, 0.0, ["colleague-amount-kept", "current-amount"], False)
+
+
 def repriced_amount_with_separators_after_a_wider_read(task: Task) -> Any:
     """Turn 2 reads the whole account first and writes the amount with a thousands separator,
     the currency first, and the old figure named as what it was."""
@@ -536,9 +558,11 @@ SINGLE_AGENTS: dict[str, list[Agent]] = {
 MULTI_AGENTS: list[Agent] = [
     reassigned_found_through_the_owner_filter,
     reassigned_stale_owner_mailed,
+    reassigned_then_turn_one_undone,
     repriced_amount_with_separators_after_a_wider_read,
     repriced_amount_with_old_beside,
     repriced_stale_amount_from_memory,
+    repriced_amount_overwritten_with_own,
 ]
 
 
@@ -563,7 +587,7 @@ async def test_deal_reassigned_needs_the_deal_as_it_is_now(
     seed: int, profile: str | None, cache: SeedCache
 ) -> None:
     task = build_task("crm_deal_reassigned", seed, MEDIUM, world=place(profile))
-    agents = MULTI_AGENTS[:2] if _variant(task) == "reassigned" else MULTI_AGENTS[2:]
+    agents = MULTI_AGENTS[:3] if _variant(task) == "reassigned" else MULTI_AGENTS[3:]
     for agent in agents:
         turns, expected = agent(task)
         record = await play(task, cache, **turns)

@@ -175,6 +175,16 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
                 [date_fact(day)],
             ),
             guard(
+                field_equals(
+                    "amount-still-set",
+                    f"Deal {deal_id} keeps the amount {new_amount} set in turn 1",
+                    "crm_deals",
+                    {"id": deal_id},
+                    "amount",
+                    new_amount,
+                )
+            ),
+            guard(
                 sql_check(
                     "old-owner-not-told",
                     f"{owner.name} (no longer the owner) gets no second mail",
@@ -216,7 +226,17 @@ def crm_deal_reassigned(ctx: FamilyContext) -> Task:
                 [asker.email],
                 [number_fact(corrected), text_fact(account["name"])],
                 absent=[number_fact(new_amount)],
-            )
+            ),
+            guard(
+                field_equals(
+                    "colleague-amount-kept",
+                    f"Deal {deal_id} keeps the colleague's amount {corrected}",
+                    "crm_deals",
+                    {"id": deal_id},
+                    "amount",
+                    corrected,
+                )
+            ),
         ]
         ask = Ask(
             steps=(
