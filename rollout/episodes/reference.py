@@ -43,7 +43,9 @@ async def footprint_of_run(task: Task, evidence: Evidence, turn_starts: Sequence
     )
     footprint.recipients = external_recipients(evidence)
     footprint.outgoing = outside_texts(evidence)
-    earlier = [c for turn in task.turns[:-1] for c in turn.checks if not c.is_guard]
+    # guards too: what a turn had to leave as it was (a colleague's new figure on a deal)
+    # must stay so at the end, unless the reference itself changed it later
+    earlier = [c for turn in task.turns[:-1] for c in turn.checks]
     superseded = retracted_checks(task, evidence)
     earlier = [c for c in earlier if c.id not in superseded]
     footprint.lasting = [r.id for r in await evaluate_checks(earlier, evidence) if r.passed]
@@ -112,6 +114,6 @@ def guarding_for(task: Task, footprint: Footprint) -> Guarding:
 
 
 def lasting_checks(task: Task, footprint: Footprint) -> list[Check]:
-    """Earlier turns' goal checks whose outcome the reference run keeps to the end."""
+    """Earlier turns' checks (goals and guards) whose outcome the reference run keeps to the end."""
     keep = set(footprint.lasting)
     return [c for turn in task.turns[:-1] for c in turn.checks if c.id in keep]
