@@ -318,6 +318,30 @@ async def test_each_broken_draft_stops_where_it_is_broken_and_is_fixed_the_round
     assert drafts[0].reason.startswith(reason), drafts[0].reason
 
 
+async def test_a_draft_that_misses_its_request_is_still_validated_so_every_problem_comes_at_once(
+    tmp_path: Path,
+) -> None:
+    draft = broken("unknown table")
+    draft["capabilities"] = ["triage_routing"]
+    drafts, requests = await run([reply(draft), reply(good_draft())], tmp_path)
+    assert stops(drafts) == [(0, "consistent", False, False), (1, None, True, True)]
+    assert drafts[0].passed == ["generated", "schema_valid"]
+    assert [p.split(":")[0] for p in drafts[0].problems] == [
+        "consistent",
+        "checks",
+        "not run yet (the reference solution must pass every check first)",
+    ]
+    assert (
+        drafts[0]
+        .problems[0]
+        .startswith(
+            "consistent: $.capabilities is ['triage_routing'], but the request was for 'find_and_report'"
+        )
+    )
+    assert drafts[0].problems[1].startswith("checks: check 'moved': no table 'tickets'; tables are: ")
+    assert all(p in requests[1]["messages"][-1]["content"] for p in drafts[0].problems)
+
+
 async def test_a_failing_event_names_the_ids_there_are(tmp_path: Path) -> None:
     draft = broken("failing event")
     draft["capabilities"] = ["state_change_adaptation"]
