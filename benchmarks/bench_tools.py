@@ -11,7 +11,7 @@ from pydantic import Field
 from coworkenv.rollout.session import AgentSession, InProcessClient
 from coworkenv.servers import build_server
 from coworkenv.servers.directory.schema import PersonList, person_from_row
-from coworkenv.servers.directory.tools import MAX_OFFSET
+from coworkenv.servers.directory.tools_read import MAX_OFFSET
 from coworkenv.servers.render import northwind_workspace
 
 from .timing import interleaved_medians_us_async, median_us, median_us_async, report

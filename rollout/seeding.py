@@ -142,7 +142,7 @@ class SeedCache:
         self._swept = time.monotonic()
         self._hashes: dict[str, str] = {}
         self.footprints: dict[str, Footprint] = {}
-        """Goal footprints by task hash (see `runner.reference_footprint`)."""
+        """Goal footprints by task hash (see `episode.reference_footprint`)."""
         self.reference_hashes: dict[str, str] = {}
         """By task hash, the content hash of the state the run a footprint was derived from
         ended in: validation's second run of the reference solution must end there too."""

@@ -13,12 +13,21 @@ from typing import Any
 
 from coworkenv.state import Workspace
 
-from .toolkit import DEFAULT_USER_EMAIL, USER_EMAIL_KEY, ServiceSpec, ToolError, WorkspaceServer, current_user
+from .toolkit import (
+    DEFAULT_USER_EMAIL,
+    USER_EMAIL_KEY,
+    ServiceError,
+    ServiceSpec,
+    ToolError,
+    WorkspaceServer,
+    current_user,
+)
 
 SERVICE_NAMES: tuple[str, ...] = ("mail", "tickets", "calendar", "files", "directory")
 
 __all__ = [
     "SERVICE_NAMES",
+    "ServiceError",
     "ServiceSpec",
     "ToolError",
     "UnknownServiceError",

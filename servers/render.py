@@ -1,6 +1,6 @@
 """Render a world into a workspace: every service's seed rows, made from a `World`.
 
-Each service fills its own tables from a world in its `demo.py` (`populate(workspace,
+Each service fills its own tables from a world in its `seed.py` (`populate(workspace,
 world, rng)`); `render_workspace` runs them in order (directory, files, mail, tickets,
 calendar), so later services may refer to what earlier ones created (mail attachments point
 at files). The same world gives the same content hash. `northwind_workspace(seed)` is the
@@ -43,7 +43,7 @@ def render_workspace(
     with ws.transaction():
         for name in POPULATE_ORDER:
             if name in services:
-                module = importlib.import_module(f"{__package__}.{name}.demo")
+                module = importlib.import_module(f"{__package__}.{name}.seed")
                 module.populate(ws, world, random.Random(f"{world.seed}:{name}"))
     ws.mark_base()  # forks diff and hash against the rendered world, reading only what they change
     return ws

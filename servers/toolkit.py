@@ -32,8 +32,11 @@ from coworkenv.state.jsontext import compact_json
 from .faults import FaultInjector
 
 __all__ = [
+    "ServiceError",
     "ServiceSpec",
+    "ToolDef",
     "ToolError",
+    "ToolList",
     "ToolSet",
     "UnexpectedToolError",
     "WorkspaceServer",
@@ -94,46 +97,86 @@ def workspace_of(ctx: Context) -> Workspace:
     return ws
 
 
-@dataclass
-class _ToolDef:
+class ServiceError(ValueError):
+    """A broken domain rule: no such ticket, a status change the workflow forbids, a path
+    outside the tree. The message says what to do instead, for whoever reads it next.
+
+    Stores and tools raise it; the call wrapper (`WorkspaceServer`) answers the tool call
+    with its text as the error the model reads (`Error executing tool <name>: <text>`) and
+    audits it. World operations and seeds let it out as the `ValueError` it is. Anything
+    else a tool raises is a bug: the model only sees `Error executing tool <name>`.
+    """
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One agent-facing tool: its function and its MCP annotations."""
+
     fn: Callable[..., Any]
     read_only: bool
     destructive: bool
     idempotent: bool
 
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+class ToolList:
+    """The tools one module defines, in the order it defines them.
+
+    A tool module starts with `TOOLS = ToolList()` and marks each tool with
+    `@TOOLS.tool(...)`; the service's `server.py` passes the lists of its `tools_read` and
+    `tools_write` to its `ToolSet`. Nothing is registered anywhere else.
+    """
+
+    def __init__(self) -> None:
+        self.defs: list[ToolDef] = []
+
+    def tool(
+        self, *, read_only: bool, destructive: bool = False, idempotent: bool = False
+    ) -> Callable[[F], F]:
+        """Add a tool. `read_only` tools change nothing; `destructive` ones remove or overwrite."""
+
+        def decorator(fn: F) -> F:
+            if not fn.__doc__:
+                raise ValueError(f"tool {fn.__name__} needs a docstring: it is what the model reads")
+            self.defs.append(ToolDef(fn, read_only, destructive and not read_only, idempotent or read_only))
+            return fn
+
+        return decorator
+
 
 class ToolSet:
-    """The agent-facing tools of one service.
+    """The agent-facing tools of one service: its read tools, then its write tools.
 
     Tools are `async def` functions whose first parameter is `ctx: Context` (use
     `workspace_of(ctx)`), with typed parameters and a pydantic return type. The MCP
     tool objects (schemas) are built once per prefix and shared by every server.
     """
 
-    def __init__(self, service: str) -> None:
+    def __init__(self, service: str, *, read: ToolList, write: ToolList) -> None:
         self.service = service
-        self._defs: list[_ToolDef] = []
+        for tool in read.defs:
+            if not tool.read_only:
+                raise ValueError(f"{service} tool {tool.name} changes state: it belongs with the write tools")
+        for tool in write.defs:
+            if tool.read_only:
+                raise ValueError(f"{service} tool {tool.name} is read-only: it belongs with the read tools")
+        self._defs: list[ToolDef] = [*read.defs, *write.defs]
+        seen: set[str] = set()
+        for tool in self._defs:
+            if tool.name in seen:
+                raise ValueError(f"{service} has two tools named {tool.name}")
+            seen.add(tool.name)
         self._built: dict[str, list[Tool]] = {}
-
-    def tool(
-        self, *, read_only: bool, destructive: bool = False, idempotent: bool = False
-    ) -> Callable[[F], F]:
-        """Register a tool. `read_only` tools change nothing; `destructive` ones remove or overwrite."""
-
-        def decorator(fn: F) -> F:
-            if not fn.__doc__:
-                raise ValueError(f"tool {fn.__name__} needs a docstring: it is what the model reads")
-            self._defs.append(_ToolDef(fn, read_only, destructive and not read_only, idempotent or read_only))
-            return fn
-
-        return decorator
 
     @property
     def names(self) -> list[str]:
-        return [d.fn.__name__ for d in self._defs]
+        return [d.name for d in self._defs]
 
     def is_read_only(self, name: str) -> bool:
-        return next(d.read_only for d in self._defs if d.fn.__name__ == name)
+        return next(d.read_only for d in self._defs if d.name == name)
 
     def mcp_tools(self, prefix: str = "") -> list[Tool]:
         """The MCP tool objects, named `prefix + function name`."""
@@ -141,7 +184,7 @@ class ToolSet:
             self._built[prefix] = [
                 Tool.from_function(
                     d.fn,
-                    name=prefix + d.fn.__name__,
+                    name=prefix + d.name,
                     annotations=ToolAnnotations(
                         read_only_hint=d.read_only,
                         destructive_hint=d.destructive,
@@ -209,7 +252,7 @@ class WorldOperations:
         result: dict[str, Any] = {}
         try:
             result = self.run(workspace, name, params)
-        except (ValidationError, ToolError, ValueError) as exc:
+        except ValueError as exc:  # pydantic's ValidationError and ServiceError among them
             error = str(exc)
             raise
         finally:
@@ -504,11 +547,17 @@ class _Call:
 
 
 def _readable(exc: BaseException, tool: str) -> BaseException:
-    """Invalid arguments become one short message that says what to fix (the SDK's text
-    is pydantic's multi-line report with documentation links). A crash says only
+    """The one place a tool's failure becomes the error the model reads. A `ServiceError`
+    becomes `Error executing tool <name>: <its text>`. Invalid arguments become one short
+    message that says what to fix (the SDK's text is pydantic's multi-line report with
+    documentation links). A crash says only
     `Error executing tool <name>`, whatever the SDK's version: mcp 2.3 keeps the crash's
     own text on the server; older versions put it after the prefix, so it is cut here."""
     cause = exc.__cause__
+    if isinstance(exc, ToolError) and isinstance(cause, ServiceError):
+        domain = ToolError(f"Error executing tool {tool}: {cause}")
+        domain.__cause__ = cause
+        return domain
     if (
         type(exc) is ToolError
         and cause is not None

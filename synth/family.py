@@ -28,7 +28,7 @@ from coworkenv.worlds import world as profile_world
 from .capabilities import capability
 
 
-class SeedDoesNotFit(Exception):
+class SeedDoesNotFit(ValueError):
     """The family's draw does not fit its world's seed (a seed row where the task needs none):
     the generator draws again with another seed instead of keeping a task that would be
     ambiguous."""

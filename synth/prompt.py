@@ -270,7 +270,7 @@ def rules_section(services: Sequence[str]) -> str:
         "(update_ticket).",
     ]
     if "tickets" in services:
-        from coworkenv.servers.tickets.rules import TRANSITIONS
+        from coworkenv.servers.tickets.store import TRANSITIONS
 
         moves = "; ".join(f"{k} -> {', '.join(v) or 'none (final)'}" for k, v in TRANSITIONS.items())
         lines.append(f"Ticket status moves (tools): {moves}. World operations may set any status.")

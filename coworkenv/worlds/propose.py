@@ -64,7 +64,7 @@ class Proposal:
 
 
 def system_prompt(example: World) -> str:
-    from coworkenv.servers.files.demo_content import WRITERS
+    from coworkenv.servers.files.documents import WRITERS
 
     return (
         "You design the organization a workplace simulation happens in: its teams, people, "

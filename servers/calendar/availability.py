@@ -12,10 +12,10 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.state import Workspace, format_time
 
-from .errors import CalendarError
-from .events import StoredEvent, busy_times
+from ..toolkit import ServiceError
 from .people import person_zone
 from .schema import AttendeeAvailability, Conflict, Slot
+from .store import StoredEvent, busy_times
 from .times import Occurrence, local_text
 
 MAX_SEARCH_WINDOW = timedelta(days=31)
@@ -29,7 +29,7 @@ class WorkingHours:
 
     def __post_init__(self) -> None:
         if self.end <= self.start:
-            raise CalendarError(
+            raise ServiceError(
                 f"working_hours_end {self.end:%H:%M} must be after working_hours_start {self.start:%H:%M}"
             )
 

@@ -7,8 +7,7 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.state import Workspace
 
-from ..toolkit import current_user
-from .errors import CalendarError
+from ..toolkit import ServiceError, current_user
 from .times import zone
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -23,7 +22,7 @@ def normalize_email(email: str) -> str:
     """Emails are compared in lower case, without surrounding space; a malformed one is an error."""
     value = email.strip().lower()
     if not _EMAIL.match(value):
-        raise CalendarError(f"{email!r} is not an email address; use the form name@company.example")
+        raise ServiceError(f"{email!r} is not an email address; use the form name@company.example")
     return value
 
 
@@ -34,7 +33,7 @@ def known_person(ws: Workspace, email: str) -> str:
     if "directory" in ws.services and value != me(ws):
         found = ws.conn.execute("SELECT 1 FROM directory_people WHERE lower(email) = ?", (value,)).fetchone()
         if found is None:
-            raise CalendarError(
+            raise ServiceError(
                 f"no person with email {email!r} in the directory; use the directory's search_people "
                 "to find the right address"
             )

@@ -2,15 +2,15 @@
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ServiceSpec, WorkspaceServer
+from ..toolkit import ServiceSpec, ToolSet, WorkspaceServer
+from . import tools_read, tools_write
 from .schema import SCHEMA
-from .tools import TOOLS
 from .world import WORLD
 
 SERVICE = ServiceSpec(
     name="calendar",
     schema=SCHEMA,
-    tools=TOOLS,
+    tools=ToolSet("calendar", read=tools_read.TOOLS, write=tools_write.TOOLS),
     world=WORLD,
     instructions=(
         "calendar: everyone's calendars. You act as the workspace's user: you can read any "

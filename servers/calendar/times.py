@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import CalendarError
+from ..toolkit import ServiceError
 
 WEEK = timedelta(days=7)
 FIRST_YEAR, LAST_YEAR = 1970, 2099
@@ -25,11 +25,11 @@ _CLOCK = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 
 
 def zone(name: str) -> ZoneInfo:
-    """The time zone with this IANA name, or a `CalendarError` that says what a valid name looks like."""
+    """The time zone with this IANA name, or a `ServiceError` that says what a valid name looks like."""
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise CalendarError(
+        raise ServiceError(
             f"unknown time zone {name!r}; use an IANA name such as Europe/Berlin, America/New_York or UTC"
         ) from None
 
@@ -43,7 +43,7 @@ def parse_when(text: str, tz: ZoneInfo, field: str = "time") -> datetime:
     try:
         value = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise CalendarError(f"{field} {text!r} is not an ISO 8601 time; {TIME_EXAMPLE}") from None
+        raise ServiceError(f"{field} {text!r} is not an ISO 8601 time; {TIME_EXAMPLE}") from None
     return to_utc(value, tz, field)
 
 
@@ -52,14 +52,14 @@ def to_utc(value: datetime, tz: ZoneInfo, field: str = "time") -> datetime:
     value = value.replace(microsecond=0)
     if not FIRST_YEAR <= value.year <= LAST_YEAR:
         # Far-off years would overflow datetime arithmetic (offsets, weekly steps).
-        raise CalendarError(
+        raise ServiceError(
             f"{field} {value.isoformat()} is out of range; use a year from {FIRST_YEAR} to {LAST_YEAR}"
         )
     if value.tzinfo is not None:
         return value.astimezone(UTC)
     aware = value.replace(tzinfo=tz)
     if aware.astimezone(UTC).astimezone(tz).replace(tzinfo=None) != value:
-        raise CalendarError(
+        raise ServiceError(
             f"{field} {value.isoformat()} does not exist in {tz.key} (the clocks skip it for daylight "
             "saving time); pick another time"
         )
@@ -71,14 +71,14 @@ def parse_day(text: str, field: str = "date") -> date:
     try:
         return date.fromisoformat(text.strip())
     except ValueError:
-        raise CalendarError(f"{field} {text!r} is not a date; use YYYY-MM-DD, e.g. 2026-03-31") from None
+        raise ServiceError(f"{field} {text!r} is not a date; use YYYY-MM-DD, e.g. 2026-03-31") from None
 
 
 def parse_clock(text: str, field: str) -> time:
     """Parse a wall-clock time of day written HH:MM (24-hour)."""
     match = _CLOCK.match(text.strip())
     if match is None:
-        raise CalendarError(f"{field} {text!r} is not a time of day; use HH:MM (24-hour), e.g. 09:00")
+        raise ServiceError(f"{field} {text!r} is not a time of day; use HH:MM (24-hour), e.g. 09:00")
     return time(int(match[1]), int(match[2]))
 
 
@@ -90,9 +90,9 @@ def local_text(value: datetime, tz: ZoneInfo) -> str:
 def check_span(start: datetime, end: datetime) -> None:
     """An event must end after it starts and last at most `MAX_EVENT_DURATION`."""
     if end <= start:
-        raise CalendarError(f"end {end.isoformat()} must be after start {start.isoformat()}")
+        raise ServiceError(f"end {end.isoformat()} must be after start {start.isoformat()}")
     if end - start > MAX_EVENT_DURATION:
-        raise CalendarError("an event lasts at most 24 hours; split longer stretches into several events")
+        raise ServiceError("an event lasts at most 24 hours; split longer stretches into several events")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,7 @@
-"""Read-only calendar tools: list and read events, check free/busy, find meeting times."""
+"""Calendar tools that read: list and read events, check free/busy, find meeting times.
+
+The agent acts as the workspace's user (`current_user`): it reads anyone's calendar.
+"""
 
 from datetime import datetime, timedelta
 from typing import Annotated, Literal
@@ -9,14 +12,53 @@ from pydantic import Field
 
 from coworkenv.state import Workspace, format_time
 
-from ..toolkit import workspace_of
+from ..toolkit import ServiceError, ToolList, workspace_of
 from .availability import MAX_SEARCH_WINDOW, WorkingHours, availability, free_slots, people
-from .errors import CalendarError, tool_errors
-from .events import event_model, events_involving, load_event, occurrence_model
 from .people import has_calendar, me, normalize_email, request_zone, unique_people
 from .schema import Availability, Event, EventList, FreeSlots, PersonZone
+from .store import event_model, events_involving, load_event, occurrence_model
 from .times import check_span, parse_clock, parse_when
-from .tools import MAX_OFFSET, TOOLS, ClockText, Emails, EventId, IgnoredEventId, TimeText, ZoneName
+
+TOOLS = ToolList()
+
+TimeText = Annotated[
+    str,
+    Field(
+        description="ISO 8601 time, e.g. 2026-03-02T14:30:00+01:00; without an offset it is wall-clock "
+        "time in time_zone"
+    ),
+]
+ZoneName = Annotated[
+    str | None,
+    Field(description="IANA time zone (e.g. Europe/Berlin) for times given without offset; default: yours"),
+]
+#: The largest id or offset a tool accepts: beyond it SQLite cannot hold the number (and
+#: JSON clients lose precision), so the schema refuses it before the tool runs. Ids below 1
+#: are in range on purpose: the tool answers that no such event exists and where to find one.
+MAX_ID = 2**53
+MAX_OFFSET = 1_000_000
+EventId = Annotated[
+    int,
+    Field(
+        ge=-MAX_ID,
+        le=MAX_ID,
+        description="The event's id (for an occurrence of a weekly series: its series id)",
+    ),
+]
+IgnoredEventId = Annotated[
+    int | None,
+    Field(
+        ge=-MAX_ID, le=MAX_ID, description="An event not to count as busy, e.g. the meeting you are moving"
+    ),
+]
+Emails = Annotated[
+    list[str],
+    Field(
+        max_length=50,
+        description="Email addresses of the people to check (you are added unless include_me is false)",
+    ),
+]
+ClockText = Annotated[str, Field(description="Time of day HH:MM (24-hour) in each person's own time zone")]
 
 MAX_LIST_RANGE = timedelta(days=92)
 
@@ -27,16 +69,16 @@ def parse_range(
     """Parse a time range that must run forwards and span at most `longest`."""
     first, last = parse_when(start, tz, names[0]), parse_when(end, tz, names[1])
     if last <= first:
-        raise CalendarError(f"{names[1]} {format_time(last)} must be after {names[0]} {format_time(first)}")
+        raise ServiceError(f"{names[1]} {format_time(last)} must be after {names[0]} {format_time(first)}")
     if last - first > longest:
-        raise CalendarError(f"the range from {names[0]} to {names[1]} may span at most {longest.days} days")
+        raise ServiceError(f"the range from {names[0]} to {names[1]} may span at most {longest.days} days")
     return first, last
 
 
 def group(ws: Workspace, attendees: list[str], include_me: bool) -> list[str]:
     emails = unique_people(ws, ([me(ws)] if include_me else []) + attendees)
     if not emails:
-        raise CalendarError("nobody to check: name at least one attendee, or set include_me")
+        raise ServiceError("nobody to check: name at least one attendee, or set include_me")
     return emails
 
 
@@ -72,14 +114,13 @@ async def list_events(
     Use get_event for one event, check_availability or find_free_slots to schedule.
     """
     ws = workspace_of(ctx)
-    with tool_errors():
-        owner = normalize_email(calendar_email) if calendar_email is not None else me(ws)
-        if owner != me(ws) and not has_calendar(ws, owner):
-            raise CalendarError(
-                f"no calendar for {calendar_email!r}: nobody with that email is in the directory or on any "
-                "event; use the directory's search_people to find the right address"
-            )
-        first, last = parse_range(start, end, request_zone(ws, time_zone), MAX_LIST_RANGE, ("start", "end"))
+    owner = normalize_email(calendar_email) if calendar_email is not None else me(ws)
+    if owner != me(ws) and not has_calendar(ws, owner):
+        raise ServiceError(
+            f"no calendar for {calendar_email!r}: nobody with that email is in the directory or on any "
+            "event; use the directory's search_people to find the right address"
+        )
+    first, last = parse_range(start, end, request_zone(ws, time_zone), MAX_LIST_RANGE, ("start", "end"))
     words = query.lower().split()
     items = []
     for event in events_involving(ws, owner, first, last):
@@ -104,8 +145,7 @@ async def list_events(
 async def get_event(ctx: Context, event_id: EventId) -> Event:
     """Get one event in full: times, organizer, attendees and their responses, status, and for a
     weekly series its recurrence (count or end date, cancelled occurrences)."""
-    with tool_errors():
-        return event_model(load_event(workspace_of(ctx), event_id))
+    return event_model(load_event(workspace_of(ctx), event_id))
 
 
 @TOOLS.tool(read_only=True)
@@ -128,20 +168,17 @@ async def check_availability(
     the directory. Busy means a confirmed event they organize or attend and have not declined.
     """
     ws = workspace_of(ctx)
-    with tool_errors():
-        hours = WorkingHours(
-            parse_clock(working_hours_start, "working_hours_start"),
-            parse_clock(working_hours_end, "working_hours_end"),
-            not include_weekends,
-        )
-        tz = request_zone(ws, time_zone)
-        first, last = parse_when(start, tz, "start"), parse_when(end, tz, "end")
-        check_span(first, last)
-        emails = group(ws, attendees, include_me)
-        check_ignored(ws, ignore_event_id)
-        results = [
-            availability(p, first, last, hours) for p in people(ws, emails, first, last, ignore_event_id)
-        ]
+    hours = WorkingHours(
+        parse_clock(working_hours_start, "working_hours_start"),
+        parse_clock(working_hours_end, "working_hours_end"),
+        not include_weekends,
+    )
+    tz = request_zone(ws, time_zone)
+    first, last = parse_when(start, tz, "start"), parse_when(end, tz, "end")
+    check_span(first, last)
+    emails = group(ws, attendees, include_me)
+    check_ignored(ws, ignore_event_id)
+    results = [availability(p, first, last, hours) for p in people(ws, emails, first, last, ignore_event_id)]
     return Availability(
         start=format_time(first),
         end=format_time(last),
@@ -177,25 +214,24 @@ async def find_free_slots(
     the window or the working hours, or shorten the meeting.
     """
     ws = workspace_of(ctx)
-    with tool_errors():
-        hours = WorkingHours(
-            parse_clock(working_hours_start, "working_hours_start"),
-            parse_clock(working_hours_end, "working_hours_end"),
-            not include_weekends,
+    hours = WorkingHours(
+        parse_clock(working_hours_start, "working_hours_start"),
+        parse_clock(working_hours_end, "working_hours_end"),
+        not include_weekends,
+    )
+    tz = request_zone(ws, time_zone)
+    names = ("window_start", "window_end")
+    first, last = parse_range(window_start, window_end, tz, MAX_SEARCH_WINDOW, names)
+    now = ws.clock.now()
+    if last <= now:
+        raise ServiceError(
+            f"window_end {format_time(last)} is not after the current time {format_time(now)}; "
+            "search a future window"
         )
-        tz = request_zone(ws, time_zone)
-        names = ("window_start", "window_end")
-        first, last = parse_range(window_start, window_end, tz, MAX_SEARCH_WINDOW, names)
-        now = ws.clock.now()
-        if last <= now:
-            raise CalendarError(
-                f"window_end {format_time(last)} is not after the current time {format_time(now)}; "
-                "search a future window"
-            )
-        first = max(first, now)
-        emails = group(ws, attendees, include_me)
-        check_ignored(ws, ignore_event_id)
-        checked = people(ws, emails, first, last, ignore_event_id)
+    first = max(first, now)
+    emails = group(ws, attendees, include_me)
+    check_ignored(ws, ignore_event_id)
+    checked = people(ws, emails, first, last, ignore_event_id)
     duration = timedelta(minutes=duration_minutes)
     slots = free_slots(checked, first, last, duration, granularity_minutes, hours, max_slots, tz)
     return FreeSlots(

@@ -1,4 +1,7 @@
-"""Calendar tools that change state: create, update and cancel your events, answer invitations."""
+"""Calendar tools that change state: create, update and cancel your events, answer invitations.
+
+The agent acts as the workspace's user (`current_user`): it schedules on its own calendar.
+"""
 
 from datetime import datetime
 from typing import Annotated, Literal
@@ -8,9 +11,10 @@ from pydantic import Field
 
 from coworkenv.state import Workspace, format_time
 
-from ..toolkit import workspace_of
-from .errors import CalendarError, tool_errors
-from .events import (
+from ..toolkit import ServiceError, ToolList, workspace_of
+from .people import me, normalize_email, request_zone, unique_people
+from .schema import Event
+from .store import (
     StoredEvent,
     cancel,
     event_model,
@@ -20,10 +24,10 @@ from .events import (
     set_response,
     set_time,
 )
-from .people import me, normalize_email, request_zone, unique_people
-from .schema import Event
 from .times import Weekly, check_span, parse_day, parse_when, zone
-from .tools import TOOLS, EventId, TimeText, ZoneName
+from .tools_read import EventId, TimeText, ZoneName
+
+TOOLS = ToolList()
 
 Title = Annotated[str, Field(min_length=1, max_length=200, description="Short title everyone sees")]
 Invitees = Annotated[
@@ -34,7 +38,7 @@ Invitees = Annotated[
 def _future(ws: Workspace, value: str, parsed: datetime) -> None:
     now = ws.clock.now()
     if parsed < now:
-        raise CalendarError(
+        raise ServiceError(
             f"start {value!r} is in the past (it is now {format_time(now)}); pick a later time"
         )
 
@@ -42,7 +46,7 @@ def _future(ws: Workspace, value: str, parsed: datetime) -> None:
 def _as_organizer(ws: Workspace, event: StoredEvent, action: str, advice: str) -> None:
     user = me(ws)
     if event.organizer_email != user:
-        raise CalendarError(
+        raise ServiceError(
             f"only the organizer ({event.organizer_email}) can {action} event {event.id}; "
             f"you are {user}. {advice}"
         )
@@ -78,34 +82,33 @@ async def create_event(
     """
     ws = workspace_of(ctx)
     user = me(ws)
-    with tool_errors():
-        if not title.strip():
-            raise CalendarError("title must not be blank")
-        tz = request_zone(ws, time_zone)
-        first, last = parse_when(start, tz, "start"), parse_when(end, tz, "end")
-        check_span(first, last)
-        _future(ws, start, first)
-        if recurrence == "none" and (recurrence_count is not None or recurrence_until is not None):
-            raise CalendarError("recurrence_count and recurrence_until need recurrence='weekly'")
-        rule = None
-        if recurrence == "weekly":
-            until = parse_day(recurrence_until, "recurrence_until") if recurrence_until is not None else None
-            rule = Weekly(recurrence_count, until)
-        invited = [e for e in unique_people(ws, list(attendees)) if e != user]
-        event_id = insert_event(
-            ws,
-            calendar_email=user,
-            organizer_email=user,
-            title=title.strip(),
-            start=first,
-            end=last,
-            tz=tz,
-            location=location,
-            description=description,
-            attendees=[(e, "needs_action") for e in invited],
-            rule=rule,
-        )
-        return event_model(load_event(ws, event_id))
+    if not title.strip():
+        raise ServiceError("title must not be blank")
+    tz = request_zone(ws, time_zone)
+    first, last = parse_when(start, tz, "start"), parse_when(end, tz, "end")
+    check_span(first, last)
+    _future(ws, start, first)
+    if recurrence == "none" and (recurrence_count is not None or recurrence_until is not None):
+        raise ServiceError("recurrence_count and recurrence_until need recurrence='weekly'")
+    rule = None
+    if recurrence == "weekly":
+        until = parse_day(recurrence_until, "recurrence_until") if recurrence_until is not None else None
+        rule = Weekly(recurrence_count, until)
+    invited = [e for e in unique_people(ws, list(attendees)) if e != user]
+    event_id = insert_event(
+        ws,
+        calendar_email=user,
+        organizer_email=user,
+        title=title.strip(),
+        start=first,
+        end=last,
+        tz=tz,
+        location=location,
+        description=description,
+        attendees=[(e, "needs_action") for e in invited],
+        rule=rule,
+    )
+    return event_model(load_event(ws, event_id))
 
 
 @TOOLS.tool(read_only=False)
@@ -138,60 +141,55 @@ async def update_event(
     it with cancel_event(occurrence_start=...) and create a one-off event.
     """
     ws = workspace_of(ctx)
-    with tool_errors():
-        event = load_event(ws, event_id)
-        require_confirmed(event)
-        _as_organizer(
-            ws, event, "change", "As an attendee, use respond_to_invite; or ask the organizer by mail."
+    event = load_event(ws, event_id)
+    require_confirmed(event)
+    _as_organizer(ws, event, "change", "As an attendee, use respond_to_invite; or ask the organizer by mail.")
+    adds = unique_people(ws, add_attendees or [])
+    removes = [normalize_email(e) for e in remove_attendees or []]
+    if not any(v is not None for v in (title, start, end, time_zone, location, description)) and not (
+        adds or removes
+    ):
+        raise ServiceError(
+            "nothing to change: pass at least one of title, start, end, time_zone, location, "
+            "description, add_attendees, remove_attendees"
         )
-        adds = unique_people(ws, add_attendees or [])
-        removes = [normalize_email(e) for e in remove_attendees or []]
-        if not any(v is not None for v in (title, start, end, time_zone, location, description)) and not (
-            adds or removes
-        ):
-            raise CalendarError(
-                "nothing to change: pass at least one of title, start, end, time_zone, location, "
-                "description, add_attendees, remove_attendees"
+    for email in removes:
+        if email in adds:
+            raise ServiceError(f"{email} is in both add_attendees and remove_attendees")
+        if email not in event.attendees:
+            invited = ", ".join(event.attendees) or "nobody"
+            raise ServiceError(
+                f"{email} is not an attendee of event {event.id}; its attendees are: {invited}"
             )
-        for email in removes:
-            if email in adds:
-                raise CalendarError(f"{email} is in both add_attendees and remove_attendees")
-            if email not in event.attendees:
-                invited = ", ".join(event.attendees) or "nobody"
-                raise CalendarError(
-                    f"{email} is not an attendee of event {event.id}; its attendees are: {invited}"
-                )
-        if title is not None and not title.strip():
-            raise CalendarError("title must not be blank")
-        tz = zone(time_zone) if time_zone is not None else event.tz
-        first = parse_when(start, tz, "start") if start is not None else event.start
-        last = parse_when(end, tz, "end") if end is not None else first + (event.end - event.start)
-        check_span(first, last)
-        moved = (first, last) != (event.start, event.end)
-        if moved and event.rule is None and start is not None:
-            _future(ws, start, first)
-        if moved or tz.key != event.tz.key:
-            set_time(ws, event, first, last, tz, reset_responses=moved)
-        texts = {
-            "title": title.strip() if title is not None else None,
-            "location": location,
-            "description": description,
-        }
-        for column, value in texts.items():
-            if value is not None:
-                ws.conn.execute(f"UPDATE calendar_events SET {column} = ? WHERE id = ?", (value, event.id))
-        ws.conn.executemany(
-            "DELETE FROM calendar_attendees WHERE event_id = ? AND email = ?",
-            [(event.id, e) for e in removes],
-        )
-        ws.conn.executemany(
-            "INSERT OR IGNORE INTO calendar_attendees (event_id, email) VALUES (?, ?)",
-            [(event.id, e) for e in adds if e != event.organizer_email],
-        )
-        ws.conn.execute(
-            "UPDATE calendar_events SET updated_at = ? WHERE id = ?", (ws.clock.now_text(), event.id)
-        )
-        return event_model(load_event(ws, event.id))
+    if title is not None and not title.strip():
+        raise ServiceError("title must not be blank")
+    tz = zone(time_zone) if time_zone is not None else event.tz
+    first = parse_when(start, tz, "start") if start is not None else event.start
+    last = parse_when(end, tz, "end") if end is not None else first + (event.end - event.start)
+    check_span(first, last)
+    moved = (first, last) != (event.start, event.end)
+    if moved and event.rule is None and start is not None:
+        _future(ws, start, first)
+    if moved or tz.key != event.tz.key:
+        set_time(ws, event, first, last, tz, reset_responses=moved)
+    texts = {
+        "title": title.strip() if title is not None else None,
+        "location": location,
+        "description": description,
+    }
+    for column, value in texts.items():
+        if value is not None:
+            ws.conn.execute(f"UPDATE calendar_events SET {column} = ? WHERE id = ?", (value, event.id))
+    ws.conn.executemany(
+        "DELETE FROM calendar_attendees WHERE event_id = ? AND email = ?",
+        [(event.id, e) for e in removes],
+    )
+    ws.conn.executemany(
+        "INSERT OR IGNORE INTO calendar_attendees (event_id, email) VALUES (?, ?)",
+        [(event.id, e) for e in adds if e != event.organizer_email],
+    )
+    ws.conn.execute("UPDATE calendar_events SET updated_at = ? WHERE id = ?", (ws.clock.now_text(), event.id))
+    return event_model(load_event(ws, event.id))
 
 
 @TOOLS.tool(read_only=False, destructive=True)
@@ -209,17 +207,14 @@ async def cancel_event(
     series, or with `occurrence_start` one occurrence of a series. Only the organizer may cancel;
     to drop someone else's meeting from your calendar, decline it with respond_to_invite."""
     ws = workspace_of(ctx)
-    with tool_errors():
-        event = load_event(ws, event_id)
-        require_confirmed(event)
-        _as_organizer(ws, event, "cancel", "To leave it, decline it with respond_to_invite.")
-        when = (
-            parse_when(occurrence_start, event.tz, "occurrence_start")
-            if occurrence_start is not None
-            else None
-        )
-        cancel(ws, event, when)
-        return event_model(load_event(ws, event.id))
+    event = load_event(ws, event_id)
+    require_confirmed(event)
+    _as_organizer(ws, event, "cancel", "To leave it, decline it with respond_to_invite.")
+    when = (
+        parse_when(occurrence_start, event.tz, "occurrence_start") if occurrence_start is not None else None
+    )
+    cancel(ws, event, when)
+    return event_model(load_event(ws, event.id))
 
 
 @TOOLS.tool(read_only=False, idempotent=True)
@@ -232,13 +227,12 @@ async def respond_to_invite(
     the answer holds for every occurrence. You cannot respond to events you organize."""
     ws = workspace_of(ctx)
     user = me(ws)
-    with tool_errors():
-        event = load_event(ws, event_id)
-        require_confirmed(event)
-        if event.organizer_email == user:
-            raise CalendarError(
-                f"you organize event {event.id}; attendees respond to it. Use update_event or "
-                "cancel_event to change it"
-            )
-        set_response(ws, event, user, response)
-        return event_model(load_event(ws, event.id))
+    event = load_event(ws, event_id)
+    require_confirmed(event)
+    if event.organizer_email == user:
+        raise ServiceError(
+            f"you organize event {event.id}; attendees respond to it. Use update_event or "
+            "cancel_event to change it"
+        )
+    set_response(ws, event, user, response)
+    return event_model(load_event(ws, event.id))

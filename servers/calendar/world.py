@@ -8,9 +8,10 @@ from pydantic import BaseModel, Field
 
 from coworkenv.state import Workspace, format_time
 
-from ..toolkit import WorldOperations
-from .errors import CalendarError
-from .events import (
+from ..toolkit import ServiceError, WorldOperations
+from .people import normalize_email
+from .schema import Response, Status
+from .store import (
     cancel,
     insert_event,
     load_event,
@@ -18,8 +19,6 @@ from .events import (
     set_response,
     set_time,
 )
-from .people import normalize_email
-from .schema import Response, Status
 from .times import Weekly, check_span, to_utc, zone
 
 WORLD = WorldOperations("calendar")
@@ -73,13 +72,13 @@ def add_event(ws: Workspace, p: AddEvent) -> dict[str, Any]:
     start, end = to_utc(p.start, tz, "start"), to_utc(p.end, tz, "end")
     check_span(start, end)
     if p.recurrence == "none" and (p.recurrence_count is not None or p.recurrence_until is not None):
-        raise CalendarError("recurrence_count and recurrence_until need recurrence='weekly'")
+        raise ServiceError("recurrence_count and recurrence_until need recurrence='weekly'")
     attendees: dict[str, str] = {}
     for item in p.attendees:
         spec = AttendeeSpec(email=item) if isinstance(item, str) else item
         email = normalize_email(spec.email)
         if email in attendees:
-            raise CalendarError(f"attendee {email} is listed twice")
+            raise ServiceError(f"attendee {email} is listed twice")
         attendees[email] = spec.response
     organizer = normalize_email(p.organizer_email)
     event_id = insert_event(

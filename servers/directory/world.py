@@ -6,7 +6,7 @@ from pydantic import BaseModel
 
 from coworkenv.state import Workspace
 
-from ..toolkit import WorldOperations
+from ..toolkit import ServiceError, WorldOperations
 
 WORLD = WorldOperations("directory")
 
@@ -63,9 +63,9 @@ def update_person(ws: Workspace, p: UpdatePerson) -> dict[str, Any]:
     """A person's title, team, manager or time zone changes."""
     changes = p.model_dump(exclude={"email"}, exclude_none=True)
     if not changes:
-        raise ValueError("update_person needs at least one field to change")
+        raise ServiceError("update_person needs at least one field to change")
     sets = ", ".join(f"{k} = ?" for k in changes)
     cur = ws.conn.execute(f"UPDATE directory_people SET {sets} WHERE email = ?", (*changes.values(), p.email))
     if cur.rowcount == 0:
-        raise ValueError(f"no person with email {p.email!r}")
+        raise ServiceError(f"no person with email {p.email!r}")
     return {"email": p.email, "changed": sorted(changes)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .paths import FileTreeError
+from ..toolkit import ServiceError
 from .schema import FileContent
 
 READ_LIMIT_BYTES = 32_000
@@ -23,9 +23,9 @@ def read_lines(path: str, text: str, start: int, end: int | None) -> FileContent
     lines = split_lines(text)
     total = len(lines)
     if start > max(total, 1):
-        raise FileTreeError(f"start_line {start} is past the end of {path!r}, which has {total} lines")
+        raise ServiceError(f"start_line {start} is past the end of {path!r}, which has {total} lines")
     if end is not None and end < start:
-        raise FileTreeError(f"end_line {end} is before start_line {start}; end_line must be >= start_line")
+        raise ServiceError(f"end_line {end} is before start_line {start}; end_line must be >= start_line")
     last = total if end is None else min(end, total)
     offset = len("".join(lines[: start - 1]).encode("utf-8"))
     taken: list[str] = []
@@ -34,7 +34,7 @@ def read_lines(path: str, text: str, start: int, end: int | None) -> FileContent
         line_size = len(line.encode("utf-8"))
         if size + line_size > READ_LIMIT_BYTES:
             if not taken:
-                raise FileTreeError(
+                raise ServiceError(
                     f"line {start} of {path!r} alone is {line_size} bytes, more than the {READ_LIMIT_BYTES} "
                     f"one read returns; read it in parts with offset={offset} and length={READ_LIMIT_BYTES}"
                 )
@@ -67,7 +67,7 @@ def read_bytes(path: str, text: str, offset: int, length: int | None) -> FileCon
     data = text.encode("utf-8")
     total = len(data)
     if offset > total:
-        raise FileTreeError(f"offset {offset} is past the end of {path!r}, which has {total} bytes")
+        raise ServiceError(f"offset {offset} is past the end of {path!r}, which has {total} bytes")
     wanted_end = total if length is None else min(total, offset + length)
     start, end = offset, min(wanted_end, offset + READ_LIMIT_BYTES)
     while 0 < start < total and _continues_character(data[start]):

@@ -1,11 +1,11 @@
-"""Paths of the virtual file tree: normalization, limits and the service's error type.
+"""Paths of the virtual file tree: normalization and limits.
 
 Pure functions over strings; nothing here touches the database (or the host file system).
 """
 
 from __future__ import annotations
 
-from mcp.server.mcpserver.exceptions import ToolError
+from ..toolkit import ServiceError
 
 ROOT = "/"
 MAX_PATH_LENGTH = 1024
@@ -14,59 +14,51 @@ MAX_NAME_LENGTH = 255
 """Characters in one name (a path component)."""
 
 
-class FileTreeError(ToolError, ValueError):
-    """A bad path or an impossible file operation.
-
-    It is both a `ToolError` (tools raise it and the model reads the message) and a
-    `ValueError` (world operations raise it for bad input), so the same checks serve both.
-    """
-
-
 def normalize_path(path: str) -> str:
     """The canonical absolute form of `path`: "/" or "/a/b", no "//", "." or "..".
 
-    A relative path is taken relative to the root. Raises `FileTreeError` for an empty
+    A relative path is taken relative to the root. Raises `ServiceError` for an empty
     path, a control character (NUL, newline, ...), text that is not valid Unicode, a
     blank name or one with surrounding spaces, a ".." that climbs above the root, or a
     path or name over the length limits.
     """
     text = path.strip()
     if not text:
-        raise FileTreeError(
+        raise ServiceError(
             "the path is empty; give an absolute path such as '/shared/notes.md' ('/' is the root)"
         )
     bad = next((c for c in text if ord(c) < 32 or ord(c) == 127), None)
     if bad is not None:
-        raise FileTreeError(
+        raise ServiceError(
             f"path {path!r} contains the control character {bad!r}; paths may only hold printable characters"
         )
     if not is_valid_unicode(text):
-        raise FileTreeError(f"path {path!r} is not valid Unicode text")
+        raise ServiceError(f"path {path!r} is not valid Unicode text")
     parts: list[str] = []
     for name in text.split("/"):
         if name in ("", "."):
             continue
         if name == "..":
             if not parts:
-                raise FileTreeError(
+                raise ServiceError(
                     f"path {path!r} climbs above the root '/'; paths must stay inside the file tree"
                 )
             parts.pop()
             continue
         if not name.strip():
-            raise FileTreeError(f"path {path!r} contains an empty name; every name needs a visible character")
+            raise ServiceError(f"path {path!r} contains an empty name; every name needs a visible character")
         if name != name.strip():
-            raise FileTreeError(
+            raise ServiceError(
                 f"name {name!r} in path {path!r} starts or ends with a space; remove the spaces"
             )
         if len(name) > MAX_NAME_LENGTH:
-            raise FileTreeError(
+            raise ServiceError(
                 f"name {name[:40]!r}... is {len(name)} characters long; a name may have at most {MAX_NAME_LENGTH}"
             )
         parts.append(name)
     normalized = ROOT + "/".join(parts)
     if len(normalized) > MAX_PATH_LENGTH:
-        raise FileTreeError(
+        raise ServiceError(
             f"path {normalized[:40]!r}... is {len(normalized)} characters long; "
             f"a path may have at most {MAX_PATH_LENGTH}"
         )

@@ -2,15 +2,15 @@
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ServiceSpec, WorkspaceServer
+from ..toolkit import ServiceSpec, ToolSet, WorkspaceServer
+from . import tools_read, tools_write
 from .schema import SCHEMA
-from .tools import TOOLS
 from .world import WORLD
 
 SERVICE = ServiceSpec(
     name="files",
     schema=SCHEMA,
-    tools=TOOLS,
+    tools=ToolSet("files", read=tools_read.TOOLS, write=tools_write.TOOLS),
     world=WORLD,
     instructions=(
         "files: the team's shared file tree of text files (policies, reports, meeting notes, "

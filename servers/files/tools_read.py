@@ -1,4 +1,4 @@
-"""Read-only files tools: list directories, read files, search, and describe a path."""
+"""Files tools that read: list directories, read files, search, and describe a path."""
 
 from fnmatch import fnmatchcase
 from typing import Annotated
@@ -6,12 +6,11 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, workspace_of
+from ..toolkit import ServiceError, ToolList, workspace_of
 from .pages import READ_LIMIT_BYTES, read_bytes, read_lines
 from .paths import child_prefix, normalize_path
 from .schema import DirectoryListing, Entry, FileContent, FileInfo, LineMatch, SearchMatch, SearchResult
-from .toolset import TOOLS
-from .tree import (
+from .store import (
     Node,
     child_count,
     children,
@@ -21,6 +20,8 @@ from .tree import (
     require_file,
     require_node,
 )
+
+TOOLS = ToolList()
 
 MAX_LIST_ENTRIES = 500
 #: The largest line number or byte offset accepted: the schema refuses what SQLite could not hold.
@@ -100,7 +101,7 @@ async def read_file(
     text = node.content or ""
     if offset is not None or length is not None:
         if start_line is not None or end_line is not None:
-            raise ToolError("give either start_line/end_line or offset/length, not both")
+            raise ServiceError("give either start_line/end_line or offset/length, not both")
         return read_bytes(file_path, text, offset or 0, length)
     return read_lines(file_path, text, start_line or 1, end_line)
 
@@ -130,9 +131,9 @@ async def search_files(
     rest with read_file). Matches come in tree order; `total` counts them all.
     """
     if name_glob is None and content is None:
-        raise ToolError("give name_glob, content or both: e.g. name_glob='*.csv' or content='invoice'")
+        raise ServiceError("give name_glob, content or both: e.g. name_glob='*.csv' or content='invoice'")
     if content is not None and ("\n" in content or "\r" in content):
-        raise ToolError("content is matched within one line; search for text without line breaks")
+        raise ServiceError("content is matched within one line; search for text without line breaks")
     ws = workspace_of(ctx)
     root = normalize_path(directory)
     require_dir(ws, root)

@@ -8,11 +8,12 @@ from typing import Annotated, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import current_user, workspace_of
-from . import tree
+from ..toolkit import ToolList, current_user, workspace_of
+from . import store
 from .paths import normalize_path
 from .schema import DeleteResult, DirectoryCreated, TransferResult, WriteResult
-from .toolset import TOOLS
+
+TOOLS = ToolList()
 
 
 @TOOLS.tool(read_only=False, destructive=True)
@@ -35,7 +36,7 @@ async def write_file(
     line count.
     """
     ws = workspace_of(ctx)
-    node, created = tree.write_file(
+    node, created = store.write_file(
         ws,
         normalize_path(path),
         content,
@@ -48,7 +49,7 @@ async def write_file(
         path=node.path,
         created=created,
         size=node.size,
-        line_count=tree.count_lines(node.content or ""),
+        line_count=store.count_lines(node.content or ""),
         modified_at=node.modified_at,
     )
 
@@ -67,7 +68,7 @@ async def create_directory(
     is empty."""
     ws = workspace_of(ctx)
     directory = normalize_path(path)
-    created = tree.make_directories(
+    created = store.make_directories(
         ws, directory, parents=parents, exist_ok=exist_ok, at=ws.clock.now_text(), by=current_user(ws)
     )
     return DirectoryCreated(path=directory, created=created)
@@ -91,7 +92,7 @@ async def move_path(
     """
     ws = workspace_of(ctx)
     src, dst = normalize_path(source), normalize_path(destination)
-    node, entries, replaced = tree.move(ws, src, dst, overwrite=overwrite)
+    node, entries, replaced = store.move(ws, src, dst, overwrite=overwrite)
     return TransferResult(source=src, destination=dst, kind=node.kind, entries=entries, replaced=replaced)
 
 
@@ -110,7 +111,7 @@ async def copy_path(
     """
     ws = workspace_of(ctx)
     src, dst = normalize_path(source), normalize_path(destination)
-    node, entries, replaced = tree.copy(
+    node, entries, replaced = store.copy(
         ws, src, dst, overwrite=overwrite, at=ws.clock.now_text(), by=current_user(ws)
     )
     return TransferResult(source=src, destination=dst, kind=node.kind, entries=entries, replaced=replaced)
@@ -130,5 +131,5 @@ async def delete_path(
     everything inside it. The root '/' cannot be deleted.
     """
     ws = workspace_of(ctx)
-    node, deleted = tree.delete(ws, normalize_path(path), recursive=recursive)
+    node, deleted = store.delete(ws, normalize_path(path), recursive=recursive)
     return DeleteResult(path=node.path, kind=node.kind, deleted=deleted)

@@ -1,5 +1,5 @@
 """Files world operations: seed files and directories, and colleagues changing files
-between turns. Bad input raises `FileTreeError` (a `ValueError`) and changes nothing."""
+between turns. Bad input raises `ServiceError` (a `ValueError`) and changes nothing."""
 
 from typing import Any, Literal
 
@@ -7,9 +7,9 @@ from pydantic import BaseModel, Field
 
 from coworkenv.state import Workspace, format_time, parse_time
 
-from ..toolkit import WorldOperations
-from . import tree
-from .paths import FileTreeError, normalize_path
+from ..toolkit import ServiceError, WorldOperations
+from . import store
+from .paths import normalize_path
 
 WORLD = WorldOperations("files")
 
@@ -48,7 +48,7 @@ def _time(ws: Workspace, value: str | None, field: str) -> str:
     try:
         return format_time(parse_time(value))
     except ValueError:
-        raise FileTreeError(
+        raise ServiceError(
             f"{field} {value!r} is not an ISO 8601 time such as 2026-03-02T09:00:00+00:00"
         ) from None
 
@@ -57,17 +57,17 @@ def _time(ws: Workspace, value: str | None, field: str) -> str:
 def add_file(ws: Workspace, p: AddFile) -> dict[str, Any]:
     """A file appears (a seed), with any missing parent directories."""
     path = normalize_path(p.path)
-    if tree.get_node(ws, path) is not None:
-        raise FileTreeError(f"{path!r} already exists; edit_file_by_colleague changes an existing file")
+    if store.get_node(ws, path) is not None:
+        raise ServiceError(f"{path!r} already exists; edit_file_by_colleague changes an existing file")
     created_at = _time(ws, p.created_at, "created_at")
     modified_at = _time(ws, p.modified_at, "modified_at") if p.modified_at is not None else created_at
     if modified_at < created_at:
-        raise FileTreeError(f"modified_at {modified_at} is before created_at {created_at}")
-    node, _ = tree.write_file(
+        raise ServiceError(f"modified_at {modified_at} is before created_at {created_at}")
+    node, _ = store.write_file(
         ws, path, p.content, mode="create", create_parents=True, at=created_at, by=p.modified_by
     )
     if modified_at != created_at:
-        ws.conn.execute(f"UPDATE {tree.TABLE} SET modified_at = ? WHERE path = ?", (modified_at, path))
+        ws.conn.execute(f"UPDATE {store.TABLE} SET modified_at = ? WHERE path = ?", (modified_at, path))
     return {"path": path, "size": node.size}
 
 
@@ -76,7 +76,7 @@ def add_directory(ws: Workspace, p: AddDirectory) -> dict[str, Any]:
     """A directory appears (a seed), with any missing parents; an existing one is kept."""
     path = normalize_path(p.path)
     at = _time(ws, p.created_at, "created_at")
-    created = tree.make_directories(ws, path, parents=True, exist_ok=True, at=at, by=p.modified_by)
+    created = store.make_directories(ws, path, parents=True, exist_ok=True, at=at, by=p.modified_by)
     return {"path": path, "created": created}
 
 
@@ -84,9 +84,9 @@ def add_directory(ws: Workspace, p: AddDirectory) -> dict[str, Any]:
 def edit_file_by_colleague(ws: Workspace, p: EditFileByColleague) -> dict[str, Any]:
     """A colleague replaces a file's content or appends to it, now."""
     path = normalize_path(p.path)
-    tree.require_file(ws, path)
+    store.require_file(ws, path)
     mode: Literal["overwrite", "append"] = "overwrite" if p.mode == "replace" else "append"
-    node, _ = tree.write_file(
+    node, _ = store.write_file(
         ws, path, p.content, mode=mode, create_parents=False, at=ws.clock.now_text(), by=p.colleague
     )
     return {"path": path, "size": node.size, "modified_by": p.colleague}
@@ -96,6 +96,6 @@ def edit_file_by_colleague(ws: Workspace, p: EditFileByColleague) -> dict[str, A
 def delete_file_by_colleague(ws: Workspace, p: DeleteFileByColleague) -> dict[str, Any]:
     """A colleague deletes a file (never a directory)."""
     path = normalize_path(p.path)
-    tree.require_file(ws, path)
-    tree.delete(ws, path, recursive=False)
+    store.require_file(ws, path)
+    store.delete(ws, path, recursive=False)
     return {"path": path, "deleted_by": p.colleague}

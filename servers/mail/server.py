@@ -2,15 +2,15 @@
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ServiceSpec, WorkspaceServer
+from ..toolkit import ServiceSpec, ToolSet, WorkspaceServer
+from . import tools_read, tools_write
 from .schema import SCHEMA
-from .tools_write import TOOLS  # the read tools' set, with the write tools registered on it
 from .world import WORLD
 
 SERVICE = ServiceSpec(
     name="mail",
     schema=SCHEMA,
-    tools=TOOLS,
+    tools=ToolSet("mail", read=tools_read.TOOLS, write=tools_write.TOOLS),
     world=WORLD,
     instructions=(
         "mail: your mailbox (folders inbox, sent, drafts, archive, trash; free-form labels). "

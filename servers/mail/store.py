@@ -1,7 +1,7 @@
 """Reading and writing mailboxes: what the mail tools and world operations share.
 
-Bad input raises `ToolError` with a message for the model; world operations turn it
-into `ValueError`.
+Bad input raises `ServiceError` with a message for whoever reads it next: the model, or
+the caller of a world operation or seed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from coworkenv.state import Workspace, format_time, parse_time
 
-from ..toolkit import ToolError, current_user
+from ..toolkit import ServiceError, current_user
 from .schema import INSERT_SEARCH_TRIGGERS, SEARCH_ROWS_SQL, Attachment, Message, MessageSummary
 
 ADDRESS = re.compile(r"[a-z0-9._%+'-]+@[a-z0-9-]+(\.[a-z0-9-]+)+")
@@ -34,10 +34,10 @@ def clean(text: str) -> str:
 
 
 def normalize_address(value: str, field: str) -> str:
-    """A bare, lower-case email address, or a ToolError naming the field."""
+    """A bare, lower-case email address, or a `ServiceError` naming the field."""
     address = clean(value).strip().lower()
     if not ADDRESS.fullmatch(address):
-        raise ToolError(
+        raise ServiceError(
             f"{field} has an invalid email address {value!r}; give bare addresses like ann.lee@example.com"
         )
     return address
@@ -59,9 +59,9 @@ def normalize_label(value: str) -> str:
     """Labels are case-insensitive: stored trimmed and lower-case."""
     label = " ".join(clean(value).split()).lower()
     if not label:
-        raise ToolError("label must not be empty; give a word such as 'follow-up'")
+        raise ServiceError("label must not be empty; give a word such as 'follow-up'")
     if len(label) > MAX_LABEL_CHARS:
-        raise ToolError(f"label is too long ({len(label)} characters); keep it under {MAX_LABEL_CHARS}")
+        raise ServiceError(f"label is too long ({len(label)} characters); keep it under {MAX_LABEL_CHARS}")
     return label
 
 
@@ -70,7 +70,7 @@ def time_arg(value: str, field: str) -> str:
     try:
         return format_time(parse_time(clean(value).strip()))
     except (ValueError, OverflowError):
-        raise ToolError(
+        raise ServiceError(
             f"{field} must be an ISO 8601 date or time, like 2026-03-01 or 2026-03-01T14:30:00Z; got {value!r}"
         ) from None
 
@@ -101,10 +101,12 @@ def forward_subject(subject: str) -> str:
 
 
 def message_row(ws: Workspace, owner: str, message_id: int) -> dict[str, Any]:
-    """The row of a message in `owner`'s mailbox, or a ToolError."""
+    """The row of a message in `owner`'s mailbox, or a `ServiceError`."""
     rows = ws.rows("mail_messages", "id = ? AND owner = ?", [message_id, owner])
     if not rows:
-        raise ToolError(f"no message with id {message_id} in your mailbox; search_messages returns valid ids")
+        raise ServiceError(
+            f"no message with id {message_id} in your mailbox; search_messages returns valid ids"
+        )
     return rows[0]
 
 
@@ -188,7 +190,7 @@ def files_enabled(ws: Workspace) -> bool:
 def normalize_path(value: str) -> str:
     path = clean(value).strip()
     if not path.startswith("/"):
-        raise ToolError(f"attachment path {value!r} must be absolute, like /shared/report.md")
+        raise ServiceError(f"attachment path {value!r} must be absolute, like /shared/report.md")
     return posixpath.normpath(re.sub("/+", "/", path))
 
 
@@ -198,7 +200,7 @@ def resolve_attachments(ws: Workspace, paths: Iterable[str]) -> list[Attachment]
     if not paths:
         return []
     if not files_enabled(ws):
-        raise ToolError(
+        raise ServiceError(
             "attachments need the files service, which is not enabled in this workspace; "
             "send the message without attachments"
         )
@@ -207,11 +209,11 @@ def resolve_attachments(ws: Workspace, paths: Iterable[str]) -> list[Attachment]
         path = normalize_path(value)
         row = ws.conn.execute("SELECT kind FROM files_nodes WHERE path = ?", (path,)).fetchone()
         if row is None:
-            raise ToolError(
+            raise ServiceError(
                 f"no file at {path!r}; attachments must be paths of existing files (see the files tools)"
             )
         if row[0] != "file":
-            raise ToolError(f"{path!r} is a folder, not a file; attach the files inside it one by one")
+            raise ServiceError(f"{path!r} is a folder, not a file; attach the files inside it one by one")
         if all(a.path != path for a in result):
             result.append(Attachment(path=path, name=posixpath.basename(path)))
     return result

@@ -1,7 +1,4 @@
-"""Mail tools that change the mailbox: send, reply, forward, drafts, folders, flags, labels.
-
-They register on the same `TOOLS` as the read tools in `tools.py`.
-"""
+"""Mail tools that change the mailbox: send, reply, forward, drafts, folders, flags, labels."""
 
 from typing import Annotated, Any, Literal
 
@@ -10,10 +7,12 @@ from pydantic import Field
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ToolError, workspace_of
+from ..toolkit import ServiceError, ToolList, workspace_of
 from . import store
 from .schema import Folder, Message
-from .tools import TOOLS, MessageId
+from .tools_read import MessageId
+
+TOOLS = ToolList()
 
 Addresses = Annotated[
     list[Annotated[str, Field(max_length=320)]],
@@ -38,18 +37,18 @@ def _recipients(to: list[str], cc: list[str], bcc: list[str]) -> tuple[list[str]
 
 def _check_recipients(to: list[str], cc: list[str], bcc: list[str]) -> None:
     if not (to or cc or bcc):
-        raise ToolError("a message needs at least one recipient in to, cc or bcc")
+        raise ServiceError("a message needs at least one recipient in to, cc or bcc")
 
 
 def _check_sendable(to: list[str], cc: list[str], bcc: list[str], subject: str, body: str) -> None:
     _check_recipients(to, cc, bcc)
     if not (subject.strip() or body.strip()):
-        raise ToolError("a message needs a subject or a body; write one before sending")
+        raise ServiceError("a message needs a subject or a body; write one before sending")
 
 
 def _not_a_draft(row: dict[str, Any], action: str) -> None:
     if row["folder"] == "drafts":
-        raise ToolError(
+        raise ServiceError(
             f"message {row['id']} is a draft, so you cannot {action} it; "
             "change it with save_draft and send it with send_draft"
         )
@@ -124,10 +123,10 @@ async def reply(
     original = store.get_message(ws, user, message_id)
     to, cc = _reply_recipients(row, original, user, reply_all)
     if not to:
-        raise ToolError(f"message {message_id} has no recipient to reply to; use send_message instead")
+        raise ServiceError(f"message {message_id} has no recipient to reply to; use send_message instead")
     body = store.clean(body)
     if not body.strip():
-        raise ToolError("a reply needs a body; write what you want to say")
+        raise ServiceError("a reply needs a body; write what you want to say")
     files = store.resolve_attachments(ws, attachments or [])
     return _send(
         ws,
@@ -197,7 +196,7 @@ async def forward(
 def _draft_row(ws: Workspace, user: str, draft_id: int) -> dict[str, Any]:
     row = store.message_row(ws, user, draft_id)
     if row["folder"] != "drafts":
-        raise ToolError(
+        raise ServiceError(
             f"message {draft_id} is not a draft (it is in {row['folder']}); "
             "call save_draft without draft_id to start a new draft"
         )
@@ -233,7 +232,9 @@ async def save_draft(
     user = store.mailbox(ws)
     if draft_id is not None:
         if in_reply_to is not None:
-            raise ToolError("in_reply_to can only be given for a new draft; leave it out when updating one")
+            raise ServiceError(
+                "in_reply_to can only be given for a new draft; leave it out when updating one"
+            )
         _draft_row(ws, user, draft_id)
         old = store.get_message(ws, user, draft_id)
         new_to, new_cc, new_bcc = _recipients(
@@ -317,13 +318,13 @@ async def move_message(
     user = store.mailbox(ws)
     row = store.message_row(ws, user, message_id)
     if folder == "drafts" and row["folder"] != "drafts":
-        raise ToolError("messages cannot be moved into drafts; use save_draft to write a new draft")
+        raise ServiceError("messages cannot be moved into drafts; use save_draft to write a new draft")
     if row["folder"] == "drafts" and folder != "drafts":
-        raise ToolError(
+        raise ServiceError(
             f"message {message_id} is a draft; send it with send_draft or discard it with delete_message"
         )
     if folder == "sent" and row["from_addr"].lower() != user:
-        raise ToolError(
+        raise ServiceError(
             f"message {message_id} was not sent by you, so it cannot go to sent; choose inbox, archive or trash"
         )
     ws.conn.execute("UPDATE mail_messages SET folder = ? WHERE id = ?", (folder, message_id))
@@ -377,7 +378,7 @@ async def remove_label(ctx: Context, message_id: MessageId, label: Label) -> Mes
     if cursor.rowcount == 0:
         labels = store.get_message(ws, user, message_id).labels
         has = f"its labels are: {', '.join(labels)}" if labels else "it has no labels"
-        raise ToolError(f"message {message_id} has no label {name!r}; {has}")
+        raise ServiceError(f"message {message_id} has no label {name!r}; {has}")
     return store.get_message(ws, user, message_id)
 
 
@@ -388,7 +389,7 @@ async def delete_message(ctx: Context, message_id: MessageId) -> Message:
     user = store.mailbox(ws)
     row = store.message_row(ws, user, message_id)
     if row["folder"] == "trash":
-        raise ToolError(
+        raise ServiceError(
             f"message {message_id} is already in trash; messages in trash are already deleted "
             "(move_message to inbox restores one)"
         )

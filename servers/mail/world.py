@@ -3,36 +3,19 @@ and changes made outside the agent's tools (the user reads or files a message)."
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ToolError, WorldOperations
+from ..toolkit import ServiceError, WorldOperations
 from . import store
 from .schema import Attachment, Folder
 
 WORLD = WorldOperations("mail")
 
 Id = Annotated[int, Field(ge=1, le=2**53)]
-
-
-def _value_errors(
-    fn: Callable[[Workspace, Any], dict[str, Any]],
-) -> Callable[[Workspace, Any], dict[str, Any]]:
-    """World operations report bad input as ValueError; the shared checks raise ToolError."""
-
-    @functools.wraps(fn)
-    def wrapper(ws: Workspace, p: Any) -> dict[str, Any]:
-        try:
-            return fn(ws, p)
-        except ToolError as exc:
-            raise ValueError(str(exc)) from None
-
-    return wrapper
 
 
 class DeliverInbound(BaseModel):
@@ -96,7 +79,7 @@ def _owner(ws: Workspace, owner: str | None) -> str:
 def _row(ws: Workspace, owner: str, message_id: int, field: str) -> dict[str, Any]:
     rows = ws.rows("mail_messages", "id = ? AND owner = ?", [message_id, owner])
     if not rows:
-        raise ValueError(f"{field}: no message with id {message_id} in the mailbox of {owner}")
+        raise ServiceError(f"{field}: no message with id {message_id} in the mailbox of {owner}")
     return rows[0]
 
 
@@ -111,7 +94,6 @@ def _attachments(ws: Workspace, paths: list[str]) -> list[Attachment]:
 
 
 @WORLD.operation(DeliverInbound)
-@_value_errors
 def deliver_inbound(ws: Workspace, p: DeliverInbound) -> dict[str, Any]:
     """A mail from someone else arrives, unread, in the inbox (of the workspace's user unless
     `owner` is given); with `in_reply_to` it joins that message's thread as "Re: ..."."""
@@ -145,7 +127,6 @@ def deliver_inbound(ws: Workspace, p: DeliverInbound) -> dict[str, Any]:
 
 
 @WORLD.operation(AddMessage)
-@_value_errors
 def add_message(ws: Workspace, p: AddMessage) -> dict[str, Any]:
     """A message in any folder with any fields (seeds). The sender defaults to the mailbox
     owner; `is_read` defaults to true in sent and drafts, false elsewhere."""
@@ -155,14 +136,14 @@ def add_message(ws: Workspace, p: AddMessage) -> dict[str, Any]:
     if p.in_reply_to is not None:
         parent = _row(ws, owner, p.in_reply_to, "in_reply_to")
         if thread_id is not None and thread_id != parent["thread_id"]:
-            raise ValueError(
+            raise ServiceError(
                 f"thread_id {thread_id} differs from the thread {parent['thread_id']} of in_reply_to {p.in_reply_to}"
             )
         thread_id = parent["thread_id"]
     elif thread_id is not None and not ws.rows(
         "mail_messages", "thread_id = ? AND owner = ?", [thread_id, owner]
     ):
-        raise ValueError(
+        raise ServiceError(
             f"thread_id: no thread {thread_id} in the mailbox of {owner}; leave it out to start one"
         )
     if p.forwarded_from is not None:
@@ -192,19 +173,18 @@ def add_message(ws: Workspace, p: AddMessage) -> dict[str, Any]:
 
 
 @WORLD.operation(UpdateMessage)
-@_value_errors
 def update_message(ws: Workspace, p: UpdateMessage) -> dict[str, Any]:
     """A message changes outside the agent's tools (in any mailbox): the user reads or flags
     it on their phone, files it in another folder, or labels it."""
     if not ws.rows("mail_messages", "id = ?", [p.id]):
-        raise ValueError(f"no message with id {p.id}")
+        raise ServiceError(f"no message with id {p.id}")
     changes = {
         k: int(v) if isinstance(v, bool) else v
         for k, v in p.model_dump(include={"folder", "is_read", "is_flagged"}).items()
         if v is not None
     }
     if not (changes or p.add_labels or p.remove_labels):
-        raise ValueError("update_message needs at least one change: folder, is_read, is_flagged or labels")
+        raise ServiceError("update_message needs at least one change: folder, is_read, is_flagged or labels")
     for column in sorted(changes):
         ws.conn.execute(f"UPDATE mail_messages SET {column} = ? WHERE id = ?", (changes[column], p.id))
     ws.conn.executemany(

@@ -2,15 +2,15 @@
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ServiceSpec, WorkspaceServer
+from ..toolkit import ServiceSpec, ToolSet, WorkspaceServer
+from . import tools_read, tools_write
 from .schema import SCHEMA
-from .tools import TOOLS
 from .world import WORLD
 
 SERVICE = ServiceSpec(
     name="tickets",
     schema=SCHEMA,
-    tools=TOOLS,
+    tools=ToolSet("tickets", read=tools_read.TOOLS, write=tools_write.TOOLS),
     world=WORLD,
     instructions=(
         "tickets: the help desk. Tickets sit in queues (list_queues), have a status that moves "

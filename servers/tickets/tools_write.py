@@ -1,4 +1,4 @@
-"""Tickets tools that change state: create, update, comment, link. Registered on `tools.TOOLS`."""
+"""Tickets tools that change state: create, update, comment, link."""
 
 from typing import Annotated, Any
 
@@ -7,10 +7,12 @@ from pydantic import Field
 
 from coworkenv.state import Workspace
 
-from ..toolkit import ToolError, current_user, workspace_of
-from . import rules, store
+from ..toolkit import ServiceError, ToolList, current_user, workspace_of
+from . import store
 from .schema import Comment, LinkKind, LinkResult, Priority, Status, Ticket, Visibility
-from .tools import TOOLS, TicketId, rule_errors
+from .tools_read import TicketId
+
+TOOLS = ToolList()
 
 Title = Annotated[str, Field(min_length=1, max_length=200, description="A short summary of the request")]
 Body = Annotated[str, Field(min_length=1, max_length=10000)]
@@ -37,21 +39,20 @@ async def create_ticket(
     id) comes back. A date alone as `due_at` means 00:00 UTC that day."""
     ws = workspace_of(ctx)
     now = ws.clock.now_text()
-    with rule_errors():
-        fields = {
-            "title": rules.text(title, "title"),
-            "description": description.strip(),
-            "status": "open",
-            "priority": priority,
-            "queue": rules.queue(ws, queue),
-            "requester": rules.email(current_user(ws) if requester is None else requester, "requester"),
-            "assignee": None if assignee is None else rules.assignee(ws, assignee),
-            "due_at": None if due_at is None else rules.when(due_at, "due_at"),
-            "created_at": now,
-            "updated_at": now,
-        }
-        ticket_id = store.insert_ticket(ws, fields, rules.tags(tags or []))
-        return store.load_ticket(ws, ticket_id)
+    fields = {
+        "title": store.text(title, "title"),
+        "description": description.strip(),
+        "status": "open",
+        "priority": priority,
+        "queue": store.queue(ws, queue),
+        "requester": store.email(current_user(ws) if requester is None else requester, "requester"),
+        "assignee": None if assignee is None else store.assignee(ws, assignee),
+        "due_at": None if due_at is None else store.when(due_at, "due_at"),
+        "created_at": now,
+        "updated_at": now,
+    }
+    ticket_id = store.insert_ticket(ws, fields, store.tags(tags or []))
+    return store.load_ticket(ws, ticket_id)
 
 
 @TOOLS.tool(read_only=False)
@@ -98,31 +99,30 @@ async def update_ticket(
         if v is not None
     }
     if not given:
-        raise ToolError("nothing to change: give at least one field (status, priority, assignee, ...)")
-    with rule_errors():
-        row = rules.ticket_row(ws, ticket_id)
-        rules.check_not_closed(row)
-        changes: dict[str, Any] = {}
-        if status is not None:
-            rules.check_transition(ticket_id, row["status"], status)
-            changes["status"] = status
-        if priority is not None:
-            changes["priority"] = priority
-        if assignee is not None:
-            unassign = assignee.strip().lower() == rules.UNASSIGNED
-            changes["assignee"] = None if unassign else rules.assignee(ws, assignee)
-        if queue is not None:
-            changes["queue"] = rules.queue(ws, queue)
-        if title is not None:
-            changes["title"] = rules.text(title, "title")
-        if due_at is not None:
-            clear = due_at.strip().lower() == rules.NO_DUE
-            changes["due_at"] = None if clear else rules.when(due_at, "due_at")
-        new_tags = _new_tags(ws, ticket_id, tags, add_tags, remove_tags)
-        store.update_ticket(ws, ticket_id, changes, ws.clock.now_text())
-        if new_tags is not None:
-            store.set_tags(ws, ticket_id, new_tags)
-        return store.load_ticket(ws, ticket_id)
+        raise ServiceError("nothing to change: give at least one field (status, priority, assignee, ...)")
+    row = store.ticket_row(ws, ticket_id)
+    store.check_not_closed(row)
+    changes: dict[str, Any] = {}
+    if status is not None:
+        store.check_transition(ticket_id, row["status"], status)
+        changes["status"] = status
+    if priority is not None:
+        changes["priority"] = priority
+    if assignee is not None:
+        unassign = assignee.strip().lower() == store.UNASSIGNED
+        changes["assignee"] = None if unassign else store.assignee(ws, assignee)
+    if queue is not None:
+        changes["queue"] = store.queue(ws, queue)
+    if title is not None:
+        changes["title"] = store.text(title, "title")
+    if due_at is not None:
+        clear = due_at.strip().lower() == store.NO_DUE
+        changes["due_at"] = None if clear else store.when(due_at, "due_at")
+    new_tags = _new_tags(ws, ticket_id, tags, add_tags, remove_tags)
+    store.update_ticket(ws, ticket_id, changes, ws.clock.now_text())
+    if new_tags is not None:
+        store.set_tags(ws, ticket_id, new_tags)
+    return store.load_ticket(ws, ticket_id)
 
 
 def _new_tags(
@@ -131,18 +131,18 @@ def _new_tags(
     """The ticket's tags after the update, or None when the update leaves them alone."""
     if tags is not None:
         if add is not None or remove is not None:
-            raise ToolError("give either tags (replace all) or add_tags/remove_tags (edit), not both")
-        return rules.tags(tags)
+            raise ServiceError("give either tags (replace all) or add_tags/remove_tags (edit), not both")
+        return store.tags(tags)
     if add is None and remove is None:
         return None
     current = store.tags_of(ws, [ticket_id])[ticket_id]
-    added, removed = rules.tags(add or []), rules.tags(remove or [])
+    added, removed = store.tags(add or []), store.tags(remove or [])
     both = sorted(set(added) & set(removed))
     if both:
-        raise ToolError(f"tags {both} are both added and removed; give each tag in one list only")
+        raise ServiceError(f"tags {both} are both added and removed; give each tag in one list only")
     missing = [t for t in removed if t not in current]
     if missing:
-        raise ToolError(
+        raise ServiceError(
             f"ticket #{ticket_id} has no tags {missing}; its tags are: {', '.join(current) or '(none)'}"
         )
     return sorted((set(current) | set(added)) - set(removed))
@@ -162,17 +162,16 @@ async def add_comment(
     comment is a reply the requester reads, an internal one is a note only colleagues see.
     Closed tickets take no comments. The ticket's updated_at moves to now."""
     ws = workspace_of(ctx)
-    with rule_errors():
-        row = rules.ticket_row(ws, ticket_id)
-        rules.check_not_closed(row)
-        return store.insert_comment(
-            ws,
-            ticket_id,
-            author=current_user(ws),
-            body=rules.text(body, "body"),
-            visibility=visibility,
-            created_at=ws.clock.now_text(),
-        )
+    row = store.ticket_row(ws, ticket_id)
+    store.check_not_closed(row)
+    return store.insert_comment(
+        ws,
+        ticket_id,
+        author=current_user(ws),
+        body=store.text(body, "body"),
+        visibility=visibility,
+        created_at=ws.clock.now_text(),
+    )
 
 
 @TOOLS.tool(read_only=False, idempotent=True)
@@ -195,6 +194,5 @@ async def link_tickets(
     linked. Returns every link of ticket_id afterwards.
     """
     ws = workspace_of(ctx)
-    with rule_errors():
-        created = store.insert_link(ws, ticket_id, kind, other_ticket_id, ws.clock.now_text())
+    created = store.insert_link(ws, ticket_id, kind, other_ticket_id, ws.clock.now_text())
     return LinkResult(ticket_id=ticket_id, created=created, links=store.links_of(ws, ticket_id))

@@ -6,8 +6,8 @@ from pydantic import BaseModel, Field
 
 from coworkenv.state import Workspace
 
-from ..toolkit import WorldOperations
-from . import rules, store
+from ..toolkit import ServiceError, WorldOperations
+from . import store
 from .schema import LinkKind, Priority, Status, Visibility
 
 WORLD = WorldOperations("tickets")
@@ -77,18 +77,18 @@ class AddLink(BaseModel):
 def _past(ws: Workspace, value: str | None, field: str, default: str) -> str:
     if value is None:
         return default
-    text = rules.when(value, field)
+    text = store.when(value, field)
     if text > ws.clock.now_text():
-        raise rules.TicketRuleError(f"{field} {text} is after the workspace clock ({ws.clock.now_text()})")
+        raise ServiceError(f"{field} {text} is after the workspace clock ({ws.clock.now_text()})")
     return text
 
 
 @WORLD.operation(AddQueue)
 def add_queue(ws: Workspace, p: AddQueue) -> dict[str, Any]:
     """A ticket queue is created."""
-    name = rules.text(p.name, "name")
+    name = store.text(p.name, "name")
     if ws.rows("tickets_queues", "lower(name) = lower(?)", [name]):
-        raise rules.TicketRuleError(f"a queue named {name!r} already exists")
+        raise ServiceError(f"a queue named {name!r} already exists")
     ws.conn.execute("INSERT INTO tickets_queues (name, description) VALUES (?, ?)", (name, p.description))
     return {"name": name}
 
@@ -100,30 +100,28 @@ def add_ticket(ws: Workspace, p: AddTicket) -> dict[str, Any]:
     created = _past(ws, p.created_at, "created_at", now)
     updated = _past(ws, p.updated_at, "updated_at", created)
     if updated < created:
-        raise rules.TicketRuleError(f"updated_at {updated} is before created_at {created}")
+        raise ServiceError(f"updated_at {updated} is before created_at {created}")
     comments = []
     for c in p.comments:
         at = _past(ws, c.created_at, "comment created_at", now)
         if at < created:
-            raise rules.TicketRuleError(
-                f"comment created_at {at} is before the ticket's created_at {created}"
-            )
+            raise ServiceError(f"comment created_at {at} is before the ticket's created_at {created}")
         comments.append(
-            (rules.email(c.author, "comment author"), rules.text(c.body, "comment body"), c.visibility, at)
+            (store.email(c.author, "comment author"), store.text(c.body, "comment body"), c.visibility, at)
         )
     fields = {
-        "title": rules.text(p.title, "title"),
+        "title": store.text(p.title, "title"),
         "description": p.description.strip(),
         "status": p.status,
         "priority": p.priority,
-        "queue": rules.queue(ws, p.queue),
-        "requester": rules.email(p.requester, "requester"),
-        "assignee": None if p.assignee is None else rules.assignee(ws, p.assignee),
-        "due_at": None if p.due_at is None else rules.when(p.due_at, "due_at"),
+        "queue": store.queue(ws, p.queue),
+        "requester": store.email(p.requester, "requester"),
+        "assignee": None if p.assignee is None else store.assignee(ws, p.assignee),
+        "due_at": None if p.due_at is None else store.when(p.due_at, "due_at"),
         "created_at": created,
         "updated_at": updated,
     }
-    ticket_id = store.insert_ticket(ws, fields, rules.tags(p.tags), p.id)
+    ticket_id = store.insert_ticket(ws, fields, store.tags(p.tags), p.id)
     ids = [
         store.insert_comment(ws, ticket_id, author=a, body=b, visibility=v, created_at=at).id
         for a, b, v, at in comments
@@ -134,18 +132,16 @@ def add_ticket(ws: Workspace, p: AddTicket) -> dict[str, Any]:
 @WORLD.operation(CustomerComment)
 def customer_comment(ws: Workspace, p: CustomerComment) -> dict[str, Any]:
     """The requester replies on a ticket (a public comment), optionally reopening it if resolved."""
-    row = rules.ticket_row(ws, p.ticket_id)
-    rules.check_not_closed(row)
+    row = store.ticket_row(ws, p.ticket_id)
+    store.check_not_closed(row)
     if p.reopen and row["status"] != "resolved":
-        raise rules.TicketRuleError(
-            f"ticket #{p.ticket_id} is {row['status']}, not resolved; it cannot be reopened"
-        )
+        raise ServiceError(f"ticket #{p.ticket_id} is {row['status']}, not resolved; it cannot be reopened")
     now = ws.clock.now_text()
     comment = store.insert_comment(
         ws,
         p.ticket_id,
         author=row["requester"],
-        body=rules.text(p.body, "body"),
+        body=store.text(p.body, "body"),
         visibility="public",
         created_at=now,
     )
@@ -158,26 +154,26 @@ def customer_comment(ws: Workspace, p: CustomerComment) -> dict[str, Any]:
 @WORLD.operation(UpdateTicketFields)
 def update_ticket_fields(ws: Workspace, p: UpdateTicketFields) -> dict[str, Any]:
     """Someone else changes a ticket. Any status may be set (no transition rules); updated_at moves to now."""
-    rules.ticket_row(ws, p.ticket_id)
+    store.ticket_row(ws, p.ticket_id)
     given = p.model_fields_set - {"ticket_id"}
     changes: dict[str, Any] = {}
     for name in ("title", "description", "status", "priority", "queue", "tags"):
         if name in given and getattr(p, name) is None:
-            raise rules.TicketRuleError(f"{name} cannot be null")
+            raise ServiceError(f"{name} cannot be null")
     for name in ("description", "status", "priority"):
         if getattr(p, name) is not None:
             changes[name] = getattr(p, name)
     if p.title is not None:
-        changes["title"] = rules.text(p.title, "title")
+        changes["title"] = store.text(p.title, "title")
     if p.queue is not None:
-        changes["queue"] = rules.queue(ws, p.queue)
+        changes["queue"] = store.queue(ws, p.queue)
     if "assignee" in given:
-        changes["assignee"] = None if p.assignee is None else rules.assignee(ws, p.assignee)
+        changes["assignee"] = None if p.assignee is None else store.assignee(ws, p.assignee)
     if "due_at" in given:
-        changes["due_at"] = None if p.due_at is None else rules.when(p.due_at, "due_at")
-    new_tags = None if p.tags is None else rules.tags(p.tags)
+        changes["due_at"] = None if p.due_at is None else store.when(p.due_at, "due_at")
+    new_tags = None if p.tags is None else store.tags(p.tags)
     if not changes and new_tags is None:
-        raise rules.TicketRuleError("update_ticket_fields needs at least one field to change")
+        raise ServiceError("update_ticket_fields needs at least one field to change")
     store.update_ticket(ws, p.ticket_id, changes, ws.clock.now_text())
     if new_tags is not None:
         store.set_tags(ws, p.ticket_id, new_tags)

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from coworkenv.servers import apply_world_operation
-from coworkenv.servers.calendar.events import busy_times
+from coworkenv.servers.calendar.store import busy_times
 from coworkenv.servers.calendar.times import Weekly, find_occurrence, occurrences
 from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import Workspace, parse_time

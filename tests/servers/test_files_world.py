@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from coworkenv.servers import apply_world_operation, create_workspace
-from coworkenv.servers.files.paths import MAX_NAME_LENGTH, MAX_PATH_LENGTH, FileTreeError, normalize_path
+from coworkenv.servers.files.paths import MAX_NAME_LENGTH, MAX_PATH_LENGTH, normalize_path
 from coworkenv.servers.render import northwind_workspace
+from coworkenv.servers.toolkit import ServiceError
 from coworkenv.state import Workspace
 from coworkenv.worlds import northwind
 from tests.conftest import START
@@ -49,19 +50,16 @@ def apply(ws: Workspace, name: str, params: dict[str, Any]) -> Any:
 )
 def test_normalize_path_gives_one_canonical_absolute_form(raw: str, normalized: str | None) -> None:
     if normalized is None:
-        with pytest.raises(FileTreeError):
+        with pytest.raises(ServiceError):
             normalize_path(raw)
     else:
         assert normalize_path(raw) == normalized
 
 
-def test_file_tree_errors_are_tool_errors_and_value_errors() -> None:
-    from coworkenv.servers import ToolError
-
-    with pytest.raises(ToolError):
+def test_path_errors_are_the_domain_error_which_world_operations_raise_as_value_errors() -> None:
+    with pytest.raises(ServiceError, match="climbs above the root"):
         normalize_path("/../x")
-    with pytest.raises(ValueError, match="climbs above the root"):
-        normalize_path("/../x")
+    assert issubclass(ServiceError, ValueError)
 
 
 # -- add_file and add_directory ----------------------------------------------------------------

@@ -11,8 +11,8 @@ from mcp import Client
 from pydantic import ValidationError
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.mail.demo import populate
 from coworkenv.servers.mail.schema import SCHEMA
+from coworkenv.servers.mail.seed import populate
 from coworkenv.servers.mail.store import search_index_written_at_end
 from coworkenv.servers.render import northwind_workspace
 from coworkenv.servers.toolkit import USER_EMAIL_KEY

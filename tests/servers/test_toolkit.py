@@ -10,8 +10,10 @@ from pydantic import BaseModel, Field
 
 from coworkenv.servers import build_workspace_server, create_workspace
 from coworkenv.servers.toolkit import (
+    ServiceError,
     ServiceSpec,
     ToolError,
+    ToolList,
     ToolSet,
     WorkspaceServer,
     WorldOperations,
@@ -20,7 +22,8 @@ from coworkenv.servers.toolkit import (
 from coworkenv.state import ServiceSchema, Workspace
 from tests.conftest import START
 
-TOOLS = ToolSet("toy")
+READ = ToolList()
+WRITE = ToolList()
 WORLD = WorldOperations("toy")
 
 
@@ -32,25 +35,25 @@ class AddParams(BaseModel):
     name: str
 
 
-@TOOLS.tool(read_only=False)
+@WRITE.tool(read_only=False)
 async def add_two(ctx: Context, name: str, fail_after_first: bool = False) -> Count:
     """Insert two rows; optionally fail between them with a domain error."""
     ws = workspace_of(ctx)
     ws.conn.execute("INSERT INTO toy_items (name) VALUES (?)", (name + "-1",))
     if fail_after_first:
-        raise ToolError("second insert refused; call again without fail_after_first")
+        raise ServiceError("second insert refused; call again without fail_after_first")
     ws.conn.execute("INSERT INTO toy_items (name) VALUES (?)", (name + "-2",))
     return Count(count=ws.conn.execute("SELECT COUNT(*) FROM toy_items").fetchone()[0])
 
 
-@TOOLS.tool(read_only=False)
+@WRITE.tool(read_only=False)
 async def crash(ctx: Context) -> Count:
-    """Write then hit a bug (not a ToolError)."""
+    """Write then hit a bug (not a ServiceError)."""
     workspace_of(ctx).conn.execute("INSERT INTO toy_items (name) VALUES ('crash')")
     raise KeyError("internal detail")
 
 
-@TOOLS.tool(read_only=True)
+@READ.tool(read_only=True)
 async def count(ctx: Context, at_least: Annotated[int, Field(ge=0)] = 0) -> Count:
     """Count the rows."""
     return Count(count=workspace_of(ctx).conn.execute("SELECT COUNT(*) FROM toy_items").fetchone()[0])
@@ -60,7 +63,7 @@ async def count(ctx: Context, at_least: Annotated[int, Field(ge=0)] = 0) -> Coun
 def add_item(ws: Workspace, p: AddParams) -> dict[str, Any]:
     """Someone adds an item."""
     if not p.name:
-        raise ValueError("name must not be empty")
+        raise ServiceError("name must not be empty")
     ws.conn.execute("INSERT INTO toy_items (name) VALUES (?)", (p.name,))
     return {"name": p.name}
 
@@ -68,7 +71,7 @@ def add_item(ws: Workspace, p: AddParams) -> dict[str, Any]:
 TOY = ServiceSpec(
     name="toy",
     schema=ServiceSchema("toy", "CREATE TABLE toy_items (id INTEGER PRIMARY KEY, name TEXT);"),
-    tools=TOOLS,
+    tools=ToolSet("toy", read=READ, write=WRITE),
     world=WORLD,
     instructions="toy: items.",
 )
@@ -99,8 +102,24 @@ async def test_a_failed_call_leaves_no_write_and_is_audited(ws: Workspace) -> No
         ("crash", True, "agent", "toy"),
         ("add_two", False, "agent", "toy"),
     ]
+    assert entries[0].error == bad.content[0].text
+    assert entries[1].error == "Error executing tool crash"
     assert entries[2].result == {"count": 2}
     assert entries[2].arguments == {"name": "b"}
+
+
+async def test_a_domain_error_reads_the_same_from_code_and_names_the_prefixed_tool() -> None:
+    ws = Workspace.create([TOY.schema], clock_start=START)
+    server = WorkspaceServer(ws, [TOY], name="toy", prefixed=True)
+    with pytest.raises(ToolError) as raised:
+        await server.call_tool("toy_add_two", {"name": "a", "fail_after_first": True})
+    assert type(raised.value) is ToolError
+    assert str(raised.value) == (
+        "Error executing tool toy_add_two: second insert refused; call again without fail_after_first"
+    )
+    assert isinstance(raised.value.__cause__, ServiceError)
+    assert ws.rows("toy_items") == []
+    assert [(e.tool, e.error) for e in ws.audit.entries()] == [("add_two", str(raised.value))]
 
 
 async def test_unknown_tools_and_invalid_arguments_are_audited_errors(ws: Workspace) -> None:
@@ -226,12 +245,25 @@ def test_world_operations_run_atomically_and_are_audited_as_events(ws: Workspace
 
 
 def test_tools_need_a_docstring() -> None:
-    tools = ToolSet("x")
+    tools = ToolList()
     with pytest.raises(ValueError, match="needs a docstring"):
 
         @tools.tool(read_only=True)
         async def nothing(ctx: Context) -> Count:
             return Count(count=0)
+
+
+def test_a_tool_set_keeps_read_and_write_tools_apart_and_names_unique() -> None:
+    assert ToolSet("toy", read=READ, write=WRITE).names == ["count", "add_two", "crash"]
+    with pytest.raises(ValueError, match="toy tool add_two changes state: it belongs with the write tools"):
+        ToolSet("toy", read=WRITE, write=ToolList())
+    with pytest.raises(ValueError, match="toy tool count is read-only: it belongs with the read tools"):
+        ToolSet("toy", read=ToolList(), write=READ)
+    twice = ToolList()
+    twice.tool(read_only=True)(count)
+    twice.tool(read_only=True)(count)
+    with pytest.raises(ValueError, match="toy has two tools named count"):
+        ToolSet("toy", read=twice, write=ToolList())
 
 
 async def test_combined_server_prefixes_tool_names_by_service() -> None:
@@ -251,7 +283,7 @@ async def test_combined_server_prefixes_tool_names_by_service() -> None:
     assert [(e.service, e.tool) for e in ws.audit.entries()] == [("directory", "list_teams")]
 
 
-REQUESTS = ToolSet("toy")
+REQUESTS = ToolList()
 
 
 @REQUESTS.tool(read_only=True)
@@ -267,7 +299,11 @@ async def in_request(ctx: Context) -> Count:
 async def test_a_call_from_code_has_no_request_and_a_request_keeps_its_own(ws: Workspace) -> None:
     # Calls made from code share one context without a request; a call that came in an MCP
     # request still gets that request's context.
-    server = WorkspaceServer(ws, [ServiceSpec("toy", TOY.schema, REQUESTS, WORLD, "toy")], name="toy")
+    server = WorkspaceServer(
+        ws,
+        [ServiceSpec("toy", TOY.schema, ToolSet("toy", read=REQUESTS, write=ToolList()), WORLD, "toy")],
+        name="toy",
+    )
     direct = [await server.call_tool("in_request", {}) for _ in range(2)]
     on = await server.call_on(ws, "in_request", {})
     with anyio.fail_after(5):

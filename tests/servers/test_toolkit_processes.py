@@ -21,6 +21,7 @@ from coworkenv.servers.toolkit import (
     WRITE_CALL_DURATION_SECONDS,
     ServiceSpec,
     ToolError,
+    ToolList,
     ToolSet,
     WorkspaceServer,
     WorldOperations,
@@ -29,14 +30,15 @@ from coworkenv.servers.toolkit import (
 from coworkenv.state import ServiceSchema, Workspace
 from tests.conftest import START
 
-TOOLS = ToolSet("toy")
+READ = ToolList()
+WRITE = ToolList()
 
 
 class Count(BaseModel):
     count: int
 
 
-@TOOLS.tool(read_only=False)
+@WRITE.tool(read_only=False)
 async def add(ctx: Context, name: str) -> Count:
     """Insert one row and return how many rows there are."""
     ws = workspace_of(ctx)
@@ -44,7 +46,7 @@ async def add(ctx: Context, name: str) -> Count:
     return Count(count=ws.conn.execute("SELECT COUNT(*) FROM toy_items").fetchone()[0])
 
 
-@TOOLS.tool(read_only=True)
+@READ.tool(read_only=True)
 async def count(ctx: Context) -> Count:
     """Count the rows."""
     return Count(count=workspace_of(ctx).conn.execute("SELECT COUNT(*) FROM toy_items").fetchone()[0])
@@ -53,7 +55,7 @@ async def count(ctx: Context) -> Count:
 TOY = ServiceSpec(
     name="toy",
     schema=ServiceSchema("toy", "CREATE TABLE toy_items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);"),
-    tools=TOOLS,
+    tools=ToolSet("toy", read=READ, write=WRITE),
     world=WorldOperations("toy"),
     instructions="toy: items.",
 )

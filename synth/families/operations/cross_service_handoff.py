@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.calendar.events import busy_times
+from coworkenv.servers.calendar.store import busy_times
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
 from coworkenv.world import Queue, WorkingHours

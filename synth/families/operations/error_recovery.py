@@ -142,7 +142,7 @@ def _closing_ask(ctx: FamilyContext, ids: list[int], titles: list[str], reasons:
 @family("tickets_invalid_transition", capability_id="error_recovery", services=["tickets"], worlds=True)
 def tickets_invalid_transition(ctx: FamilyContext) -> Task:
     """The user asks to close tickets that are pending or in progress, which cannot be closed
-    directly (rules.py: only open or resolved tickets close); the agent reads the error,
+    directly (tickets store.py: only open or resolved tickets close); the agent reads the error,
     resolves first, closes, and notes the reason. Items: tickets to close; distractors: the
     same customers' other unfinished tickets, which keep their status. Runs on every world."""
     services = ["tickets"]

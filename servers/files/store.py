@@ -2,7 +2,7 @@
 
 Tools and world operations both go through these functions, so every write keeps the
 tree whole (every node's parent exists and is a directory). Every check runs before the
-first write; a failed call raises `FileTreeError` and changes nothing.
+first write; a failed call raises `ServiceError` and changes nothing.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Literal
 
 from coworkenv.state import Workspace
 
+from ..toolkit import ServiceError
 from .paths import (
     ROOT,
-    FileTreeError,
     child_prefix,
     is_inside,
     is_valid_unicode,
@@ -59,12 +59,12 @@ def count_lines(text: str) -> int:
 def check_content(text: str) -> int:
     """The size in bytes of a valid file content; raises for binary or oversized content."""
     if "\x00" in text:
-        raise FileTreeError("the content contains NUL characters; only text files are supported")
+        raise ServiceError("the content contains NUL characters; only text files are supported")
     if not is_valid_unicode(text):
-        raise FileTreeError("the content is not valid Unicode text; only text files are supported")
+        raise ServiceError("the content is not valid Unicode text; only text files are supported")
     size = len(text.encode("utf-8"))
     if size > MAX_FILE_BYTES:
-        raise FileTreeError(
+        raise ServiceError(
             f"the file would be {size} bytes; a file may hold at most {MAX_FILE_BYTES} bytes (1 MB)"
         )
     return size
@@ -84,7 +84,7 @@ def require_node(ws: Workspace, path: str, *, content: bool = False) -> Node:
     """The node at `path`; a miss names the closest directory that exists."""
     node = get_node(ws, path, content=content)
     if node is None:
-        raise FileTreeError(_missing(ws, path))
+        raise ServiceError(_missing(ws, path))
     return node
 
 
@@ -92,7 +92,7 @@ def require_file(ws: Workspace, path: str) -> Node:
     """The file at `path`, with its content."""
     node = require_node(ws, path, content=True)
     if node.is_dir:
-        raise FileTreeError(f"{path!r} is a directory, not a file; list_directory shows what it holds")
+        raise ServiceError(f"{path!r} is a directory, not a file; list_directory shows what it holds")
     return node
 
 
@@ -100,7 +100,7 @@ def require_dir(ws: Workspace, path: str) -> Node:
     """The directory at `path`."""
     node = require_node(ws, path)
     if not node.is_dir:
-        raise FileTreeError(f"{path!r} is a file, not a directory; use read_file or get_file_info on it")
+        raise ServiceError(f"{path!r} is a file, not a directory; use read_file or get_file_info on it")
     return node
 
 
@@ -175,12 +175,12 @@ def _missing_parents(ws: Workspace, path: str, *, create: bool, hint: str) -> li
         node = get_node(ws, ancestor)
         if node is not None:
             if not node.is_dir:
-                raise FileTreeError(f"{ancestor!r} is a file, not a directory, so {path!r} cannot be created")
+                raise ServiceError(f"{ancestor!r} is a file, not a directory, so {path!r} cannot be created")
             break
         missing.append(ancestor)
         ancestor = parent_of(ancestor)
     if missing and not create:
-        raise FileTreeError(f"the parent directory {parent_of(path)!r} does not exist; {hint}")
+        raise ServiceError(f"the parent directory {parent_of(path)!r} does not exist; {hint}")
     return missing[::-1]
 
 
@@ -191,12 +191,12 @@ def make_directories(
     node = get_node(ws, path)
     if node is not None:
         if not node.is_dir:
-            raise FileTreeError(
+            raise ServiceError(
                 f"{path!r} already exists and is a file; choose another name for the directory"
             )
         if exist_ok:
             return []
-        raise FileTreeError(f"the directory {path!r} already exists; pass exist_ok=true to accept that")
+        raise ServiceError(f"the directory {path!r} already exists; pass exist_ok=true to accept that")
     created = [*_missing_parents(ws, path, create=parents, hint="pass parents=true to create it too"), path]
     for directory in created:
         _insert(ws, _new(directory, "dir", at, by))
@@ -216,11 +216,11 @@ def write_file(
     """Create, replace or extend the file at `path`; the file after the write and whether it is new."""
     node = get_node(ws, path, content=True)
     if node is not None and node.is_dir:
-        raise FileTreeError(
+        raise ServiceError(
             f"{path!r} is a directory; write to a file path inside it, such as {child_prefix(path) + 'notes.md'!r}"
         )
     if node is not None and mode == "create":
-        raise FileTreeError(
+        raise ServiceError(
             f"{path!r} already exists; use mode='overwrite' to replace it or mode='append' to add to it"
         )
     new_text = (node.content or "") + text if node is not None and mode == "append" else text
@@ -244,28 +244,28 @@ def _check_transfer(
 ) -> tuple[Node, bool]:
     """The source node and whether the destination is an existing file to replace."""
     if source == ROOT:
-        raise FileTreeError(f"cannot {verb} the root directory '/'")
+        raise ServiceError(f"cannot {verb} the root directory '/'")
     node = require_node(ws, source, content=True)
     if destination == source:
-        raise FileTreeError(f"the source and the destination are the same path {source!r}")
+        raise ServiceError(f"the source and the destination are the same path {source!r}")
     if node.is_dir and is_inside(destination, source):
-        raise FileTreeError(
+        raise ServiceError(
             f"cannot {verb} the directory {source!r} into itself ({destination!r} is inside it)"
         )
     target = get_node(ws, destination)
     if target is not None:
         if target.is_dir:
-            raise FileTreeError(
+            raise ServiceError(
                 f"{destination!r} already exists and is a directory; give the full new path, "
                 f"such as {child_prefix(destination) + node.name!r}"
             )
         if node.is_dir:
-            raise FileTreeError(
+            raise ServiceError(
                 f"{destination!r} already exists and is a file; a directory cannot replace a file, "
                 "so choose another destination"
             )
         if not overwrite:
-            raise FileTreeError(
+            raise ServiceError(
                 f"{destination!r} already exists; pass overwrite=true to replace it, or choose another destination"
             )
     _missing_parents(ws, destination, create=False, hint="create it with create_directory first")
@@ -309,11 +309,11 @@ def copy(
 def delete(ws: Workspace, path: str, *, recursive: bool) -> tuple[Node, int]:
     """Delete a file, or a directory (a non-empty one only when `recursive`); (node, entries deleted)."""
     if path == ROOT:
-        raise FileTreeError("cannot delete the root directory '/'")
+        raise ServiceError("cannot delete the root directory '/'")
     node = require_node(ws, path)
     below = descendants(ws, path) if node.is_dir else []
     if below and not recursive:
-        raise FileTreeError(
+        raise ServiceError(
             f"the directory {path!r} is not empty ({len(below)} entries below it); "
             "pass recursive=true to delete it with everything in it"
         )

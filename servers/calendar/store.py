@@ -1,7 +1,6 @@
 """Reading and writing calendar events: the rules tools and world operations share.
 
-Everything here raises `CalendarError` (a `ValueError`) on bad input; tools turn it into a
-`ToolError` with the same message.
+Everything here raises `ServiceError` on bad input, with a message for whoever reads it next.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.state import Workspace, format_time, parse_time
 
-from .errors import CalendarError
+from ..toolkit import ServiceError
 from .schema import Attendee, Event, EventOccurrence, Recurrence
 from .times import (
     Occurrence,
@@ -69,7 +68,7 @@ def load_event(ws: Workspace, event_id: int) -> StoredEvent:
     """The event with this id, or an error that says where ids come from."""
     rows = ws.rows("calendar_events", "id = ?", [event_id])
     if not rows:
-        raise CalendarError(f"no event with id {event_id}; list_events returns valid ids")
+        raise ServiceError(f"no event with id {event_id}; list_events returns valid ids")
     return _stored(ws, rows[0])
 
 
@@ -137,11 +136,11 @@ def check_rule(start: datetime, tz: ZoneInfo, rule: Weekly | None) -> None:
     if rule is None:
         return
     if rule.count is not None and rule.until is not None:
-        raise CalendarError("give either recurrence_count or recurrence_until, not both")
+        raise ServiceError("give either recurrence_count or recurrence_until, not both")
     if rule.count is not None and not 1 <= rule.count <= 520:
-        raise CalendarError(f"recurrence_count must be between 1 and 520, not {rule.count}")
+        raise ServiceError(f"recurrence_count must be between 1 and 520, not {rule.count}")
     if rule.until is not None and rule.until < start.astimezone(tz).date():
-        raise CalendarError(
+        raise ServiceError(
             f"recurrence_until {rule.until.isoformat()} is before the first occurrence on "
             f"{start.astimezone(tz).date().isoformat()}"
         )
@@ -197,7 +196,7 @@ def insert_event(
 
 def require_confirmed(event: StoredEvent) -> None:
     if event.status == "cancelled":
-        raise CalendarError(f"event {event.id} ({event.title!r}) is cancelled; create a new event instead")
+        raise ServiceError(f"event {event.id} ({event.title!r}) is cancelled; create a new event instead")
 
 
 def set_time(
@@ -232,17 +231,17 @@ def cancel(ws: Workspace, event: StoredEvent, occurrence: datetime | None) -> No
         )
         return
     if event.rule is None:
-        raise CalendarError(
+        raise ServiceError(
             f"event {event.id} is not a weekly series; leave occurrence_start out to cancel the event itself"
         )
     index = find_occurrence(event.start, event.tz, event.rule, occurrence)
     if index is None:
-        raise CalendarError(
+        raise ServiceError(
             f"no occurrence of event {event.id} starts at {format_time(occurrence)}; list_events shows "
             "each occurrence's occurrence_start"
         )
     if index in event.cancelled:
-        raise CalendarError(
+        raise ServiceError(
             f"the occurrence of event {event.id} at {format_time(occurrence)} is already cancelled"
         )
     ws.conn.execute(
@@ -256,10 +255,10 @@ def set_response(ws: Workspace, event: StoredEvent, email: str, response: str) -
     """Record an attendee's answer to an invitation."""
     require_confirmed(event)
     if response not in RESPONSES[1:]:
-        raise CalendarError(f"response must be accepted, declined or tentative, not {response!r}")
+        raise ServiceError(f"response must be accepted, declined or tentative, not {response!r}")
     if email not in event.attendees:
         invited = ", ".join(event.attendees) or "nobody"
-        raise CalendarError(f"{email} is not invited to event {event.id}; its attendees are: {invited}")
+        raise ServiceError(f"{email} is not invited to event {event.id}; its attendees are: {invited}")
     ws.conn.execute(
         "UPDATE calendar_attendees SET response = ? WHERE event_id = ? AND email = ?",
         (response, event.id, email),

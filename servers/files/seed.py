@@ -1,6 +1,6 @@
 """Files part of a world's seed: its documents in its folder layout.
 
-The world lists every document (path, kind, owning team, subject, day); `demo_content`
+The world lists every document (path, kind, owning team, subject, day); `documents`
 writes each kind. Every file was created and last changed before the clock start, by a
 member of the team it belongs to.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from coworkenv.state import Workspace, format_time
 
-from . import demo_content as text
+from . import documents as text
 from .paths import parent_of
 from .world import AddDirectory, AddFile, add_directory, add_file
 

@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.state import Workspace
 
-from .events import load_event
 from .schema import Response, Status
+from .store import load_event
 from .times import Occurrence, Weekly, occurrence_start, occurrences, to_utc
 from .world import AddEvent, AttendeeSpec, CancelEventByOrganizer, add_event, cancel_event_by_organizer
 

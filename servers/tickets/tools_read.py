@@ -1,17 +1,12 @@
-"""Tickets tools: the tool set, and the read-only tools (search, read, list).
+"""Tickets tools that read: search tickets, read one with its comments, list the queues."""
 
-The tools that change tickets live in `tools_write.py` and register on the same `TOOLS`.
-"""
-
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, ToolSet, workspace_of
-from . import rules, store
+from ..toolkit import ServiceError, ToolList, workspace_of
+from . import store
 from .schema import (
     ACTIVE_STATUSES,
     PRIORITIES,
@@ -24,7 +19,7 @@ from .schema import (
     TicketList,
 )
 
-TOOLS = ToolSet("tickets")
+TOOLS = ToolList()
 
 #: Bounds that keep ids and offsets inside SQLite's 64-bit integers.
 MAX_ID = 2**31 - 1
@@ -33,15 +28,6 @@ MAX_OFFSET = 1_000_000
 TicketId = Annotated[
     int, Field(ge=1, le=MAX_ID, description="The ticket's id: the number without '#', e.g. 17 for #17")
 ]
-
-
-@contextmanager
-def rule_errors() -> Iterator[None]:
-    """Turn a broken tickets rule into a ToolError the model reads."""
-    try:
-        yield
-    except rules.TicketRuleError as exc:
-        raise ToolError(str(exc)) from exc
 
 
 def _one_or_many(value: Any) -> list[Any]:
@@ -85,38 +71,37 @@ async def search_tickets(
     ws = workspace_of(ctx)
     where: list[str] = []
     params: list[Any] = []
-    with rule_errors():
-        for word in query.split():
-            where.append("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
-            params += [f"%{_like_escape(word)}%"] * 2
-        for column, values in (("status", status), ("priority", priority)):
-            if values is not None:
-                chosen = _one_or_many(values)
-                if not chosen:
-                    raise ToolError(f"{column} is an empty list; give at least one value or leave it out")
-                where.append(f"{column} IN ({', '.join('?' * len(chosen))})")
-                params += chosen
-        if assignee is not None:
-            if assignee.strip().lower() == rules.UNASSIGNED:
-                where.append("assignee IS NULL")
-            else:
-                where.append("lower(assignee) = ?")
-                params.append(rules.email(assignee, "assignee"))
-        if requester is not None:
-            where.append("lower(requester) = ?")
-            params.append(rules.email(requester, "requester"))
-        if queue is not None:
-            where.append("queue = ?")
-            params.append(rules.queue(ws, queue))
-        if tag is not None:
-            where.append("id IN (SELECT ticket_id FROM tickets_tags WHERE tag = ?)")
-            params.append(tag.strip().lower())
-        if due_before is not None:
-            where.append("due_at < ?")
-            params.append(rules.when(due_before, "due_before"))
-        if due_after is not None:
-            where.append("due_at >= ?")
-            params.append(rules.when(due_after, "due_after"))
+    for word in query.split():
+        where.append("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
+        params += [f"%{_like_escape(word)}%"] * 2
+    for column, values in (("status", status), ("priority", priority)):
+        if values is not None:
+            chosen = _one_or_many(values)
+            if not chosen:
+                raise ServiceError(f"{column} is an empty list; give at least one value or leave it out")
+            where.append(f"{column} IN ({', '.join('?' * len(chosen))})")
+            params += chosen
+    if assignee is not None:
+        if assignee.strip().lower() == store.UNASSIGNED:
+            where.append("assignee IS NULL")
+        else:
+            where.append("lower(assignee) = ?")
+            params.append(store.email(assignee, "assignee"))
+    if requester is not None:
+        where.append("lower(requester) = ?")
+        params.append(store.email(requester, "requester"))
+    if queue is not None:
+        where.append("queue = ?")
+        params.append(store.queue(ws, queue))
+    if tag is not None:
+        where.append("id IN (SELECT ticket_id FROM tickets_tags WHERE tag = ?)")
+        params.append(tag.strip().lower())
+    if due_before is not None:
+        where.append("due_at < ?")
+        params.append(store.when(due_before, "due_before"))
+    if due_after is not None:
+        where.append("due_at >= ?")
+        params.append(store.when(due_after, "due_after"))
     clause = " AND ".join(where) or "1"
     order = {
         "newest": "created_at DESC, id DESC",
@@ -144,8 +129,7 @@ async def get_ticket(ctx: Context, ticket_id: TicketId) -> Ticket:
     """Get one ticket in full: description, status and the statuses it may move to next,
     priority, queue, requester, assignee, tags, due date, comment count and links to other
     tickets. Read the comments themselves with list_comments."""
-    with rule_errors():
-        return store.load_ticket(workspace_of(ctx), ticket_id)
+    return store.load_ticket(workspace_of(ctx), ticket_id)
 
 
 @TOOLS.tool(read_only=True)
@@ -164,8 +148,7 @@ async def list_comments(
     `total` counts every matching comment, so page with `offset` when it exceeds `limit`.
     """
     ws = workspace_of(ctx)
-    with rule_errors():
-        rules.ticket_row(ws, ticket_id)
+    store.ticket_row(ws, ticket_id)
     where = "ticket_id = ?"
     params: list[Any] = [ticket_id]
     if visibility != "all":
@@ -196,8 +179,3 @@ async def list_queues(ctx: Context) -> QueueList:
     return QueueList(
         queues=[QueueSummary(name=n, description=d, open_tickets=o, total_tickets=c) for n, d, o, c in rows]
     )
-
-
-from . import tools_write  # noqa: E402  (registers the write tools on TOOLS)
-
-__all__ = ["TOOLS", "rule_errors", "tools_write"]

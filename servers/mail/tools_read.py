@@ -1,18 +1,15 @@
-"""Mail tools that read: search the mailbox, open messages and threads, count folders.
-
-`TOOLS` is shared with `tools_write.py`, which registers the tools that change the mailbox.
-"""
+"""Mail tools that read: search the mailbox, open messages and threads, count folders."""
 
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..toolkit import ToolError, ToolSet, workspace_of
+from ..toolkit import ServiceError, ToolList, workspace_of
 from . import store
 from .schema import FOLDERS, Folder, FolderCount, FolderList, LabelCount, Message, MessageList, Thread
 
-TOOLS = ToolSet("mail")
+TOOLS = ToolList()
 
 MessageId = Annotated[int, Field(ge=1, le=2**53, description="A message id, as search_messages returns it")]
 
@@ -93,7 +90,7 @@ async def search_messages(
     start = store.time_arg(after, "after") if after is not None else None
     end = store.time_arg(before, "before") if before is not None else None
     if start is not None and end is not None and start >= end:
-        raise ToolError(f"after ({start}) must be earlier than before ({end}); swap or widen the range")
+        raise ServiceError(f"after ({start}) must be earlier than before ({end}); swap or widen the range")
     if start is not None:
         where.append("sent_at >= ?")
         params.append(start)
@@ -132,7 +129,7 @@ async def get_thread(
         "mail_messages", "thread_id = ? AND owner = ? ORDER BY sent_at, id", [thread_id, store.mailbox(ws)]
     )
     if not rows:
-        raise ToolError(
+        raise ServiceError(
             f"no thread with id {thread_id} in your mailbox; search_messages shows each message's thread_id"
         )
     return Thread(
