@@ -38,6 +38,7 @@ typecheck: $(STAMP)
 	rm -rf .typecheck && mkdir -p .typecheck/coworkenv
 	for f in coworkenv/*.py; do ln -s ../../$$f .typecheck/coworkenv/; done
 	for d in state servers verifiers rollout synth; do ln -s ../../$$d .typecheck/coworkenv/$$d; done
+	ln -s ../../coworkenv/cli .typecheck/coworkenv/cli
 	ln -s ../../coworkenv/integrations .typecheck/coworkenv/integrations
 	ln -s ../../coworkenv/worlds .typecheck/coworkenv/worlds
 	MYPYPATH=.typecheck $(BIN)/mypy -p coworkenv

@@ -6,6 +6,7 @@ import anyio
 
 from coworkenv.rollout import NoopPolicy, OpenAIAgent, OraclePolicy, read_records
 from coworkenv.rollout.batch import run_batch
+from coworkenv.rollout.openai_client import Endpoint
 from coworkenv.rollout.records_io import records_path
 from coworkenv.rollout.scripted_llm import ScriptedLLM
 from tests.rollout.test_runner import ticket_task
@@ -49,7 +50,7 @@ async def test_error_records_are_run_again_on_resume(tmp_path: Path) -> None:
         failing = await run_batch(
             [task],
             lambda: OpenAIAgent(
-                "m", base_url=llm.base_url, api_key="k", max_retries=1, backoff_seconds=0.01, name="m"
+                Endpoint(model="m", base_url=llm.base_url, api_key="k", attempts=2, backoff=0.01), name="m"
             ),
             trials=1,
             out_dir=tmp_path,
@@ -66,7 +67,7 @@ async def test_error_records_are_run_again_on_resume(tmp_path: Path) -> None:
     with ScriptedLLM(script) as llm:
         retried = await run_batch(
             [task],
-            lambda: OpenAIAgent("m", base_url=llm.base_url, api_key="k", name="m"),
+            lambda: OpenAIAgent(Endpoint(model="m", base_url=llm.base_url, api_key="k"), name="m"),
             trials=1,
             out_dir=tmp_path,
         )
@@ -74,7 +75,7 @@ async def test_error_records_are_run_again_on_resume(tmp_path: Path) -> None:
     assert [(r.trial, r.status) for r in read_records(tmp_path)] == [(0, "error"), (0, "completed")]
     again = await run_batch(
         [task],
-        lambda: OpenAIAgent("m", base_url="http://127.0.0.1:9/v1", name="m"),
+        lambda: OpenAIAgent(Endpoint(model="m", base_url="http://127.0.0.1:9/v1"), name="m"),
         trials=1,
         out_dir=tmp_path,
     )

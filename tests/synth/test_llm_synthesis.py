@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from coworkenv.rollout.openai_client import Endpoint
 from coworkenv.rollout.scripted_llm import ScriptedLLM
 from coworkenv.synth.funnel import build_funnel
 from coworkenv.synth.generators import LLMGenerator, extract_json
@@ -25,8 +26,10 @@ def reply(draft: dict[str, Any], before: str = "```json\n", after: str = "\n```"
     return {"content": before + json.dumps(draft) + after}
 
 
-def generator(llm: ScriptedLLM, **kwargs: Any) -> LLMGenerator:
-    return LLMGenerator("writer", base_url=llm.base_url, api_key="k", backoff=0.0, **kwargs)
+def generator(llm: ScriptedLLM, **settings: Any) -> LLMGenerator:
+    """The LLM generator on `llm`; `settings` are the endpoint's (six attempts, no backoff by default)."""
+    endpoint = {"model": "writer", "base_url": llm.base_url, "api_key": "k", "backoff": 0.0, "attempts": 6}
+    return LLMGenerator(Endpoint.model_validate({**endpoint, **settings}))
 
 
 async def run(script: list[Any], tmp_path: Path, **kwargs: Any) -> tuple[list[DraftRecord], list[Any]]:
