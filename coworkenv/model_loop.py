@@ -37,6 +37,9 @@ from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.records_io import latest_records, read_records
 from coworkenv.task import Task, load_task, task_files
 
+#: The variable with the (unchecked) key of the local model server.
+LOCAL_KEY_ENV = "COWORKENV_LOCAL_KEY"
+
 #: Capabilities left out of training: the held-out tasks of their families are unseen ones.
 UNSEEN_CAPABILITIES = ("scheduling_constraints", "safety_data_leak")
 
@@ -45,20 +48,21 @@ UNSEEN_CAPABILITIES = ("scheduling_constraints", "safety_data_leak")
 class LoopSettings:
     """The sizes of one loop run (docs/small-model.md says what they cost)."""
 
-    train_tasks: int = 160
-    eval_tasks: int = 40
+    train_tasks: int = 120
+    eval_tasks: int = 24
     train_seed: int = 0
     eval_seed: int = 1
     train_mix: str = "single=0.75,multi=0.25"
     eval_mix: str = "single=0.7,multi=0.3"
     unseen_capabilities: tuple[str, ...] = UNSEEN_CAPABILITIES
-    steps: int = 60
+    steps: int = 40
     max_length: int = 2048
-    learning_rate: float = 1e-4
-    max_steps_per_turn: int = 8
-    max_tokens: int = 256
-    export_options: tuple[str, ...] = ()
-    rollout_options: tuple[str, ...] = ()
+    learning_rate: float = 2e-4
+    max_steps_per_turn: int = 6
+    max_tokens: int = 192
+    tools: str = "compact"
+    max_context_chars: int = 16_000
+    max_result_chars: int = 2_000
 
 
 @dataclass
@@ -112,7 +116,7 @@ def build_demonstrations(
         log,
     )
     _run(
-        _coworkenv("export", "sft", str(out / "oracle"), *settings.export_options, "--out", str(out / "sft")),
+        _coworkenv("export", "sft", str(out / "oracle"), "--out", str(out / "sft")),
         log,
     )
     return rows
@@ -164,19 +168,20 @@ def evaluate(model: str, name: str, tasks: Path, out: Path, settings: LoopSettin
                 str(tasks),
                 "--agent",
                 "openai",
-                "--model",
-                name,
-                "--base-url",
-                base_url,
-                "--api-key-env",
-                "COWORKENV_LOCAL_KEY",
+                "--endpoint",
+                f"agent={name}@{base_url},key_env={LOCAL_KEY_ENV},timeout=900",
                 "--concurrency",
                 "1",
                 "--max-steps",
                 str(settings.max_steps_per_turn),
                 "--max-tokens",
                 str(settings.max_tokens),
-                *settings.rollout_options,
+                "--tools",
+                settings.tools,
+                "--max-context-chars",
+                str(settings.max_context_chars),
+                "--max-result-chars",
+                str(settings.max_result_chars),
                 "--out",
                 str(out),
             ),
@@ -244,7 +249,7 @@ def summarise(
     name: str,
     records: list[EpisodeRecord],
     tasks: dict[str, tuple[int, str | None]],
-    seen: set[str],
+    seen: set[str | None],
     loss: float,
 ) -> ModelResult:
     """One model's row of figures: episodes ending in an error count as failures."""
@@ -306,7 +311,7 @@ def _group_order(group: str) -> tuple[int, str]:
 def run_loop(out: str | Path, settings: LoopSettings) -> str:
     """Run every stage into `out` (resuming) and return the before/after table."""
     from coworkenv.small_model import MODEL_NAME, load_base, load_saved
-    from coworkenv.small_model_train import held_out_loss, read_rows
+    from coworkenv.small_model_train import compact_row, held_out_loss, read_rows
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -355,6 +360,8 @@ def run_loop(out: str | Path, settings: LoopSettings) -> str:
                 str(settings.max_length),
                 "--learning-rate",
                 str(settings.learning_rate),
+                "--tools",
+                settings.tools,
             ],
             out / "loop.log",
         )
@@ -362,14 +369,18 @@ def run_loop(out: str | Path, settings: LoopSettings) -> str:
 
     eval_tasks = out / "eval" / "synth" / "tasks"
     names = {"base": MODEL_NAME, "tuned": f"{MODEL_NAME}-coworkenv"}
-    for key, model in (("base", "base"), ("tuned", str(tuned))):
-        if not (out / f"rollout-{key}" / "records.jsonl").is_file():
-            evaluate(model, names[key], eval_tasks, out / f"rollout-{key}", settings)
+    for key, source in (("base", "base"), ("tuned", str(tuned))):
+        finished = out / f"rollout-{key}" / "finished"
+        if not finished.is_file():  # a rollout that stopped halfway resumes
+            evaluate(source, names[key], eval_tasks, out / f"rollout-{key}", settings)
+            finished.touch()
         lap(f"evaluation of {key}")
 
     losses_file = out / "held_out_loss.json"
     if not losses_file.is_file():
         rows = read_rows(eval_rows)
+        if settings.tools == "compact":
+            rows = [compact_row(row) for row in rows]
         losses = {}
         for key, loader in (("base", load_base), ("tuned", lambda: load_saved(tuned))):
             model, tokenizer = loader()
@@ -412,6 +423,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     parser.add_argument("--max-steps-per-turn", type=int, default=defaults.max_steps_per_turn)
     parser.add_argument("--max-tokens", type=int, default=defaults.max_tokens)
+    parser.add_argument("--tools", choices=("full", "compact"), default=defaults.tools)
+    parser.add_argument("--max-context-chars", type=int, default=defaults.max_context_chars)
+    parser.add_argument("--max-result-chars", type=int, default=defaults.max_result_chars)
     args = parser.parse_args(argv)
     settings = LoopSettings(
         train_tasks=args.train_tasks,
@@ -421,8 +435,11 @@ def main(argv: list[str] | None = None) -> None:
         learning_rate=args.learning_rate,
         max_steps_per_turn=args.max_steps_per_turn,
         max_tokens=args.max_tokens,
+        tools=args.tools,
+        max_context_chars=args.max_context_chars,
+        max_result_chars=args.max_result_chars,
     )
-    os.environ.setdefault("COWORKENV_LOCAL_KEY", "local")
+    os.environ.setdefault(LOCAL_KEY_ENV, "local")
     print(run_loop(args.out, settings))
 
 

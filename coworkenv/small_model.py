@@ -6,9 +6,12 @@ checks its SHA-256. transformers (with `gguf`) de-quantizes the file into a
 `LlamaForCausalLM`, which is copied into a freshly built model so that it can be saved.
 
 SmolLM2's own chat template has no tools. The model speaks ChatML (`<|im_start|>`,
-`<|im_end|>`), so it is given the ChatML template that does have them, Qwen2.5's as TRL
-ships it: the tools are listed as JSON in the system message and each call is written as
-`<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>`. Training rows are rendered
+`<|im_end|>`), so it is given a ChatML template with them, in the Hermes form that Qwen2.5
+and many open models use: each call is written as
+`<tool_call>\\n{"name": ..., "arguments": {...}}\\n</tool_call>` and each result comes back
+in a user turn as `<tool_response>...</tool_response>`. Tools in the full rendering are
+listed as JSON in the system message; in the compact one (`rollout --tools compact`) the
+system message already describes them, and the template adds only how to call them. Training rows are rendered
 with that template and served answers are parsed back with `parse_tool_calls`, so what the
 model learns is what the server reads.
 
@@ -59,13 +62,50 @@ def gguf_path() -> Path:
     return path
 
 
-def chat_template() -> str:
-    """The ChatML chat template with tools (Qwen2.5's, as TRL ships it)."""
-    try:
-        from trl.chat_template_utils import qwen2_5_chat_template
-    except ImportError as exc:
-        raise SmallModelError(_extra_missing(exc)) from exc
-    return str(qwen2_5_chat_template)
+# ChatML with tools. A tool entry with a description (the full rendering) is listed as JSON
+# in the system message; a slim entry (`rollout --tools compact`, whose system message
+# already describes every tool in one line) is not listed again. {GEN} and {END} mark the
+# assistant's tokens in the training form of the template (transformers' generation tags).
+_TEMPLATE = (
+    "{%- if messages and messages[0].role == 'system' %}"
+    "{%- set system = messages[0].content %}{%- set rest = messages[1:] %}"
+    "{%- else %}{%- set system = 'You are a helpful AI assistant.' %}{%- set rest = messages %}{%- endif %}"
+    "{{- '<|im_start|>system\\n' + system }}"
+    "{%- if tools %}"
+    "{%- set listed = tools | selectattr('function.description', 'defined') | list %}"
+    "{%- if listed %}{{- '\\n\\nTools, as JSON schemas:' }}"
+    "{%- for tool in listed %}{{- '\\n' }}{{- tool | tojson }}{%- endfor %}{%- endif %}"
+    "{{- '\\n\\nTo call tools, write one block per call:\\n<tool_call>\\n"
+    '{"name": <tool name>, "arguments": <the arguments as a JSON object>}'
+    "\\n</tool_call>' }}"
+    "{%- endif %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- for message in rest %}"
+    "{%- if message.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' }}{GEN}{{- message.content or '' }}"
+    "{%- for call in message.tool_calls or [] %}"
+    "{%- set function = call.function if call.function is defined else call %}"
+    "{%- if message.content or not loop.first %}{{- '\\n' }}{%- endif %}"
+    '{{- \'<tool_call>\\n{"name": "\' + function.name + \'", "arguments": \' }}'
+    "{{- function.arguments | tojson }}{{- '}\\n</tool_call>' }}"
+    "{%- endfor %}{{- '<|im_end|>' }}{END}{{- '\\n' }}"
+    "{%- elif message.role == 'tool' %}"
+    "{%- if loop.first or loop.previtem.role != 'tool' %}{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' + message.content + '\\n</tool_response>' }}"
+    "{%- if loop.last or loop.nextitem.role != 'tool' %}{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+def chat_template(*, training: bool = False) -> str:
+    """The model's ChatML template with tools; `training=True`: with generation tags around
+    the assistant's tokens (the same text, for `return_assistant_tokens_mask`)."""
+    marks = ("{%- generation %}", "{%- endgeneration %}") if training else ("", "")
+    return _TEMPLATE.replace("{GEN}", marks[0]).replace("{END}", marks[1])
 
 
 def load_base() -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

@@ -65,7 +65,7 @@ class ChatModel:
     def __init__(
         self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, *, context: int | None = None
     ):
-        self.model = model
+        self.model: Any = model
         self.tokenizer = tokenizer
         self.context = context or int(getattr(model.config, "max_position_embeddings", 2048))
         self.lock = threading.Lock()
@@ -84,9 +84,9 @@ class ChatModel:
 
         from coworkenv.small_model import template_messages
 
-        prompt = self.tokenizer.apply_chat_template(
+        prompt: Any = self.tokenizer.apply_chat_template(
             template_messages(messages),
-            tools=tools or None,
+            tools=list(tools) if tools else None,
             add_generation_prompt=True,
             tokenize=True,
             return_dict=True,
@@ -116,7 +116,7 @@ class ChatModel:
             )
         new = output[0, n_prompt:]
         stopped = len(new) > 0 and int(new[-1]) == end
-        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        text = str(self.tokenizer.decode(new, skip_special_tokens=True))
         return Generated(text, n_prompt, len(new), "stop" if stopped else "length")
 
 
@@ -229,8 +229,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="base", help="`base` or the folder of a saved model")
     parser.add_argument("--name", default=MODEL_NAME, help="model name the endpoint lists")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--dtype",
+        choices=("bfloat16", "float32"),
+        default="bfloat16",
+        help="weights' type while serving (bfloat16 is several times faster on CPUs with AMX or AVX-512 BF16)",
+    )
     args = parser.parse_args(argv)
+    model: Any
     model, tokenizer = load(args.model)
+    if args.dtype == "bfloat16":
+        import torch
+
+        model = model.to(dtype=torch.bfloat16)
     with ModelServer(ChatModel(model, tokenizer), name=args.name, port=args.port) as server:
         print(f"serving {args.model} as {args.name} at {server.base_url}", flush=True)
         threading.Event().wait()
