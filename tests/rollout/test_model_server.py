@@ -11,6 +11,7 @@ import pytest
 from coworkenv.rollout import run_episode
 from coworkenv.rollout.model_server import DEFAULT_MAX_TOKENS, Generated, ModelServer, PromptTooLong
 from coworkenv.rollout.openai_agent import OpenAIAgent
+from coworkenv.rollout.openai_client import Endpoint
 from coworkenv.small_model import parse_tool_calls, template_messages
 from tests.rollout.test_runner import ticket_task
 
@@ -115,7 +116,9 @@ async def test_the_agent_acts_through_the_servers_parsed_calls_and_records_a_mal
     ]
     generator = SetTexts(texts)
     with ModelServer(generator, name="set-texts") as server:
-        agent = OpenAIAgent("set-texts", base_url=server.base_url, api_key="local", max_tokens=64)
+        agent = OpenAIAgent(
+            Endpoint(model="set-texts", base_url=server.base_url, api_key="local"), max_tokens=64
+        )
         record = await run_episode(ticket_task(), agent)
     assert [
         (e.service, e.tool, e.arguments, e.is_error) for e in record.tool_calls if e.actor == "agent"
