@@ -211,7 +211,7 @@ def _wait_for(base_url: str, server: subprocess.Popen[bytes], timeout: float = 6
 
 def call_counts(records: list[EpisodeRecord]) -> tuple[int, int, int]:
     """Tool calls the model wrote, those that were valid (a known tool, JSON-object
-    arguments), and those that reached the workspace (its audit log)."""
+    arguments), and those that reached the workspace (the agent's entries in its audit log)."""
     attempted = valid = 0
     for record in records:
         known = _known_tools(record)
@@ -227,7 +227,7 @@ def call_counts(records: list[EpisodeRecord]) -> tuple[int, int, int]:
                     continue
                 if isinstance(arguments, dict) and function.get("name") in known:
                     valid += 1
-    workspace = sum(len(r.tool_calls) for r in records)
+    workspace = sum(1 for r in records for entry in r.tool_calls if entry.actor == "agent")
     return attempted, valid, workspace
 
 
