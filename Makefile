@@ -32,16 +32,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# setuptools maps the top-level folders into the `coworkenv` namespace; mypy cannot follow
-# that mapping, so it checks a tree of symlinks laid out the way the package installs.
+# mypy reads the package as installed and as checked out: `coworkenv/` links the top-level
+# folders in (see pyproject.toml), so no generated tree is needed.
 typecheck: $(STAMP)
-	rm -rf .typecheck && mkdir -p .typecheck/coworkenv
-	for f in coworkenv/*.py; do ln -s ../../$$f .typecheck/coworkenv/; done
-	for d in state servers verifiers rollout synth; do ln -s ../../$$d .typecheck/coworkenv/$$d; done
-	ln -s ../../coworkenv/cli .typecheck/coworkenv/cli
-	ln -s ../../coworkenv/integrations .typecheck/coworkenv/integrations
-	ln -s ../../coworkenv/worlds .typecheck/coworkenv/worlds
-	MYPYPATH=.typecheck $(BIN)/mypy -p coworkenv
+	$(BIN)/mypy -p coworkenv
 
 # One worker per core (pytest-xdist): the suite is thousands of small CPU-bound tests.
 pytest: $(STAMP) sandbox-tools
@@ -102,4 +96,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .typecheck build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

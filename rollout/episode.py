@@ -34,12 +34,11 @@ process, so they work from plain code, threads and notebooks alike.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -54,7 +53,7 @@ from coworkenv.servers.toolkit import current_user
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.state.forks import Changes
 from coworkenv.state.jsontext import copy_json
-from coworkenv.task import Event, Limits, Task, Turn
+from coworkenv.task import Event, Limits, Task
 from coworkenv.verifiers import (
     CheckResult,
     Evidence,
@@ -70,6 +69,7 @@ from coworkenv.world import WorkingHours
 from .policies import PolicyError
 from .record import EpisodeRecord, Status, Timings
 from .reference import guarding_for, lasting_checks, writes
+from .resume import TurnStart, step_key, turn_prefix_key
 from .seeding import SeedCache, world_user
 from .session import AgentSession, InProcessClient, ToolLimitReached, ToolOutcome, shared_server
 from .tool_schemas import openai_tool
@@ -126,79 +126,6 @@ class Start(BaseModel):
         description="The same tools as Chat Completions `tools` entries"
     )
     turns: int = Field(description="How many turns the task has")
-
-
-@dataclass(frozen=True)
-class TurnStart:
-    """An episode as it stood when one of its turns began (the turn's events applied, its
-    user message sent, no call made yet): what `Episode.aresume` needs to play the rest of
-    the episode again without replaying the turns before. Validation plays dozens of
-    variants of one reference solution; a variant that changes only a later turn starts
-    there. `prefix_key` names what the state depends on (`turn_prefix_key`). The state is
-    kept twice: as a snapshot, and as its changes since the seed, with which a resume brings
-    a warm fork of the seed there instead of forking the snapshot (a new connection reads
-    its whole schema first).
-
-    With `steps` above 0 it is a start within the turn (`Episode.step_start`): the turn's
-    first `steps` reference-solution steps were played as written (`calls` tool calls),
-    nothing was asked or replied yet. Only a policy that plays the reference solution
-    reaches it, so only such a policy may go on from it (see `rollout.replay`)."""
-
-    turn: int
-    prefix_key: str
-    workspace: Snapshot
-    messages: list[dict[str, Any]]
-    boundaries: list[int]
-    user_replies: list[int]
-    event_errors: list[str]
-    turn_results: list[list[CheckResult]]
-    turn_seconds: list[float]
-    seq: int
-    turn_starts: list[int]
-    stats: dict[str, int]
-    truncated: bool
-    next_call_id: int
-    changes: Changes | None = None
-    steps: int = 0
-    calls: int = 0
-
-
-def turn_prefix_key(task: Task, turn: int, steps: int = 0) -> str:
-    """A hash of everything the state at the start of `turn` depends on: the seed, the tool
-    limits, every earlier turn (messages, events, solution, checks) and this turn's events
-    and user message. Two tasks with the same key reach the same state there. With `steps`,
-    the state after the turn's first `steps` reference-solution steps, played before any
-    question (`step_key`)."""
-    key = _turn_key(task, turn)
-    for played in range(1, steps + 1):
-        key = step_key(key, task.turns[turn], played)
-    return key
-
-
-def step_key(previous: str, turn: Turn, played: int) -> str:
-    """The prefix key after the turn's first `played` reference-solution steps, from the key
-    after the first `played - 1`: it adds step `played - 1` and whether the turn asks its
-    question before it (then that state is not reached without a question). A task whose
-    turn has fewer steps gets a key no state has."""
-    if played > len(turn.solution):
-        return hashlib.sha256(f"{previous}\0no step {played}".encode()).hexdigest()
-    asks_first = turn.clarification is not None and turn.clarification.after < played
-    step = json.dumps(turn.solution[played - 1].model_dump(mode="json"), sort_keys=True, default=str)
-    return hashlib.sha256(f"{previous}\0{step}\0{asks_first}".encode()).hexdigest()
-
-
-def _turn_key(task: Task, turn: int) -> str:
-    current = task.turns[turn]
-    opening = {"events": [e.model_dump(mode="json") for e in current.events], "user": current.user}
-    digest = hashlib.sha256()
-    for part in (
-        task.seed_hash,
-        json.dumps(task.limits.model_dump(mode="json"), sort_keys=True),
-        *(t.canonical_json for t in task.turns[:turn]),
-        json.dumps(opening, sort_keys=True, default=str),
-    ):
-        digest.update(part.encode() + b"\0")
-    return digest.hexdigest()
 
 
 _TOOL_FORMS: dict[tuple[str, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
@@ -258,6 +185,47 @@ def apply_event(workspace: Workspace, event: Event) -> None:
     get_service(event.service).world.apply(workspace, event.operation, event.params)
 
 
+@dataclass
+class _TurnInPlay:
+    """The turn being played: which, since when, and how its clarification went."""
+
+    index: int
+    started: float
+    """`time.perf_counter()` as the turn began."""
+    seq: int
+    """The last audit sequence number before the turn began: its calls come after."""
+    answers: int = 0
+    """Scripted answers given in the turn."""
+    clarified: bool = False
+    """Whether the turn's clarification was answered."""
+    answered_after: int | None = None
+    """The last audit sequence number logged before that answer."""
+
+
+@dataclass
+class _Run:
+    """What one run (from `reset` or `resume` to the next) has played and judged so far."""
+
+    started: float = 0.0
+    """`time.perf_counter()` as the run began."""
+    status: Status = "completed"
+    error: str | None = None
+    timings: Timings = field(default_factory=Timings)
+    boundaries: list[int] = field(default_factory=list)
+    user_replies: list[int] = field(default_factory=list)
+    event_errors: list[str] = field(default_factory=list)
+    turn_results: list[list[CheckResult]] = field(default_factory=list)
+    turn_starts: list[int] = field(default_factory=list)
+    judged: tuple[tuple[int, int], Evidence] | None = None
+    """The state key and evidence the last turn was judged on, while the state stays so."""
+    evidence: Evidence | None = None
+    """What the verdict was judged on."""
+    verdict: Verdict | None = None
+    verdict_done: bool = False
+    judging_seconds: float = 0.0
+    footprint_seconds: float = 0.0
+
+
 class Episode:
     """One run of one agent on one task. See the module docstring for the life cycle.
 
@@ -293,24 +261,56 @@ class Episode:
         self.footprint = footprint
         self.policy = policy
         self.actor = actor
+        # The run: a session, the agent's workspace and the shared read-only seed, from
+        # `reset`/`resume` until `close` gives the workspace back.
         self._session: AgentSession | None = None
-        self._last_key: tuple[int, int, str] | None = None  # the latest start's (turn, steps, key)
         self._initial: Workspace | None = None
         self._workspace: Workspace | None = None
         self._closed = False
-        self._turn: int | None = None
-        self._answers = 0  # scripted answers given in the turn in play
-        self._clarified = False  # whether the turn's clarification was answered
-        self._answered_after: int | None = None  # the last audit seq logged before that answer
-        self._verdict: Verdict | None = None
-        self._verdict_done = False
-        self.status: Status = "completed"
-        self.boundaries: list[int] = []
-        self.user_replies: list[int] = []
-        self.event_errors: list[str] = []
-        self.turn_results: list[list[CheckResult]] = []
-        self.turn_starts: list[int] = []
+        self._run = _Run()
+        self._turn: _TurnInPlay | None = None
+        # The latest turn start's (turn, steps, prefix key): the next step start's key follows.
+        self._last_key: tuple[int, int, str] | None = None
+
+    @property
+    def status(self) -> Status:
+        """`completed`, or `error` once `fail` marked the run broken."""
+        return self._run.status
+
+    @property
+    def error(self) -> str | None:
+        """What broke the run (`fail`), or None."""
+        return self._run.error
+
+    @property
+    def timings(self) -> Timings:
+        """Where the run's time went so far."""
+        return self._run.timings
+
+    @property
+    def boundaries(self) -> list[int]:
+        """The index in `messages` at which each turn began."""
+        return self._run.boundaries
+
+    @property
+    def user_replies(self) -> list[int]:
+        """The index in `messages` of each answer the user gave within a turn."""
+        return self._run.user_replies
+
+    @property
+    def event_errors(self) -> list[str]:
+        """The between-turn events that could not apply, and why."""
+        return self._run.event_errors
+
+    @property
+    def turn_results(self) -> list[list[CheckResult]]:
+        """Each judged turn's check results."""
+        return self._run.turn_results
+
+    @property
+    def turn_starts(self) -> list[int]:
         """The last audit sequence number before each turn began (`verifiers.ahead`)."""
+        return self._run.turn_starts
 
     # -- state -------------------------------------------------------------------------
 
@@ -367,12 +367,12 @@ class Episode:
     @property
     def turn(self) -> int | None:
         """The index of the turn in play, or None before `reset` and after the last turn."""
-        return self._turn
+        return None if self._turn is None else self._turn.index
 
     @property
     def done(self) -> bool:
         """True once every turn was played, the episode was judged or it failed."""
-        return self._session is not None and (self._turn is None or self._verdict_done)
+        return self._session is not None and (self._turn is None or self._run.verdict_done)
 
     # -- async API ---------------------------------------------------------------------
 
@@ -380,15 +380,14 @@ class Episode:
         """Fork the seed, apply turn 0's events and start turn 0. A seed that cannot load
         raises `SeedError`. Resetting again starts over on a fresh fork."""
         await anyio.lowlevel.checkpoint()  # let other episodes run (and cancellation in)
-        self._started = time.perf_counter()
+        started = time.perf_counter()
         faults = None
         if self.faults is not None:
             faults = FaultInjector(self.faults, stream=f"{self.task.id}:{self.trial}")
         messages: list[dict[str, Any]] = []
-        tools = await self._open(self.cache.snapshot(self.task), messages, faults)
+        tools = await self._open(started, self.cache.snapshot(self.task), messages, faults)
         prompt = system_prompt(self.task, self.workspace)
         messages.append({"role": "system", "content": prompt})
-        self._turn = None
         self._begin_turn(0)
         mcp_forms, openai_forms = _tool_forms(tools)
         return Start(
@@ -403,7 +402,7 @@ class Episode:
         """How the episode stands now, at the start of the turn in play (after `reset` or
         `next_turn`, before any call or reply of the turn)."""
         session = self._active()
-        if session.calls_this_turn or self._answers or session.messages[-1].get("role") != "user":
+        if session.calls_this_turn or self._playing().answers or session.messages[-1].get("role") != "user":
             raise EpisodeError("a turn start is taken before the turn's first call or reply")
         return self._start(0)
 
@@ -414,13 +413,13 @@ class Episode:
         oracle, playing validation's variants). That the turn's calls so far were those steps
         is the caller's word: the start's key names them (`turn_prefix_key`)."""
         session = self._active()
-        if steps < 1 or self._answers or session.messages[-1].get("role") != "tool":
+        if steps < 1 or self._playing().answers or session.messages[-1].get("role") != "tool":
             raise EpisodeError("a step start is taken after a tool call of the turn, before any reply")
         return self._start(steps)
 
     def _start(self, steps: int) -> TurnStart:
-        session, turn = self.session, self._turn
-        assert turn is not None
+        session, play, run = self.session, self._playing(), self._run
+        turn = play.index
         # Starts are taken step after step: each key follows from the one before.
         last = self._last_key
         if steps and last is not None and last[:2] == (turn, steps - 1):
@@ -433,13 +432,13 @@ class Episode:
             prefix_key=key,
             workspace=self.workspace.snapshot(),
             messages=copy_json(session.messages),
-            boundaries=list(self.boundaries),
-            user_replies=list(self.user_replies),
-            event_errors=list(self.event_errors),
-            turn_results=[list(r) for r in self.turn_results],
-            turn_seconds=list(self.timings.turns),
-            seq=self._seq,
-            turn_starts=list(self.turn_starts),
+            boundaries=list(run.boundaries),
+            user_replies=list(run.user_replies),
+            event_errors=list(run.event_errors),
+            turn_results=[list(r) for r in run.turn_results],
+            turn_seconds=list(run.timings.turns),
+            seq=play.seq,
+            turn_starts=list(run.turn_starts),
             stats=dict(session.stats),
             truncated=session.truncated,
             next_call_id=session.next_id,
@@ -463,8 +462,8 @@ class Episode:
                 f"the turn start was taken on a task that differs from this one before {where}"
             )
         await anyio.lowlevel.checkpoint()
-        self._started = time.perf_counter()
-        await self._open(start.workspace, copy_json(start.messages), None, start.changes)
+        started = time.perf_counter()
+        await self._open(started, start.workspace, copy_json(start.messages), None, start.changes)
         session = self.session
         session.stats, session.truncated, session.next_id = (
             dict(start.stats),
@@ -472,21 +471,18 @@ class Episode:
             start.next_call_id,
         )
         session.limit, session.calls_this_turn = self.limits.max_tool_calls_per_turn, start.calls
-        self.timings.turns = list(start.turn_seconds)
-        self.boundaries = list(start.boundaries)
-        self.user_replies = list(start.user_replies)
-        self.event_errors = list(start.event_errors)
-        self.turn_results = [list(r) for r in start.turn_results]
-        self._turn_started = time.perf_counter()
-        self._seq = start.seq
-        self.turn_starts = list(start.turn_starts)
-        self._turn = start.turn
-        self._answers = 0
-        self._clarified = False
-        self._answered_after = None
+        run = self._run
+        run.timings.turns = list(start.turn_seconds)
+        run.boundaries = list(start.boundaries)
+        run.user_replies = list(start.user_replies)
+        run.event_errors = list(start.event_errors)
+        run.turn_results = [list(r) for r in start.turn_results]
+        run.turn_starts = list(start.turn_starts)
+        self._turn = _TurnInPlay(start.turn, started=time.perf_counter(), seq=start.seq)
 
     async def _open(
         self,
+        started: float,
         state: Snapshot,
         messages: list[dict[str, Any]],
         faults: FaultInjector | None,
@@ -496,7 +492,7 @@ class Episode:
         seed, or one brought there by `changes`, its changes since the seed) beside the
         shared read-only seed the verifier reads, connect a session that starts from
         `messages`, and clear what a previous run left, giving its workspace back; returns
-        the tools."""
+        the tools. `started` is when the run began (`time.perf_counter()`)."""
         self.close()
         self._closed = False
         forks = self.cache.forks(self.task)
@@ -507,21 +503,13 @@ class Episode:
             warm = forks.take_at(changes) if changes is not None else None
             self._workspace = warm if warm is not None else state.fork()
         ws = self._workspace
-        self.timings = Timings(seed=time.perf_counter() - self._started)
+        seeded = time.perf_counter()
         ws.actor = self.actor
         client = InProcessClient(shared_server(ws.services), ws, faults)
         tools = await client.list_tools()
         self._session = AgentSession(client, tools, messages, trial=self.trial)
-        self.status = "completed"
-        self.error: str | None = None
-        self.boundaries = []
-        self.user_replies = []
-        self.event_errors = []
-        self.turn_results = []
-        self._judging = 0.0
-        self._judged: tuple[tuple[int, int], Evidence] | None = None
-        self._verdict = None
-        self._verdict_done = False
+        self._run = _Run(started=started, timings=Timings(seed=seeded - started))
+        self._turn = None
         return tools
 
     async def acall(self, name: str, arguments: dict[str, Any], *, call_id: str | None = None) -> ToolOutcome:
@@ -564,13 +552,13 @@ class Episode:
         `clarification` gets its answer; any other question gets `NOTHING_TO_ADD` (with
         `needless=False`, None instead: a simulated user answers those)."""
         session = self._active()
-        if not asks_question(session.messages) or self._answers >= MAX_ANSWERS_PER_TURN:
+        play = self._playing()
+        if not asks_question(session.messages) or play.answers >= MAX_ANSWERS_PER_TURN:
             return None
-        assert self._turn is not None
-        clarification = self.task.turns[self._turn].clarification
-        if clarification is not None and not self._clarified:
-            self._clarified = True
-            self._answered_after = self.workspace.audit.last_seq()
+        clarification = self.task.turns[play.index].clarification
+        if clarification is not None and not play.clarified:
+            play.clarified = True
+            play.answered_after = self.workspace.audit.last_seq()
             session.count("clarifying_questions")
             answer = clarification.answer
         elif needless:
@@ -578,26 +566,26 @@ class Episode:
             answer = NOTHING_TO_ADD
         else:
             return None
-        self._answers += 1
+        play.answers += 1
         self.user_says(answer)
         return answer
 
     def user_says(self, content: str) -> None:
         """A simulated user's answer within the turn (it does not start a new turn)."""
         session = self._active()
-        self.user_replies.append(len(session.messages))
+        self._run.user_replies.append(len(session.messages))
         session.messages.append({"role": "user", "content": content})
 
     async def anext_turn(self) -> str | None:
         """Judge the turn in play, then apply the next turn's events and return its user
         message, or None when that was the last turn."""
         self._active()
+        play = self._playing()
         if self.judge_turns:
             await self._judge_current()
         else:
-            self.timings.turns.append(time.perf_counter() - self._turn_started)
-        assert self._turn is not None
-        following = self._turn + 1
+            self._run.timings.turns.append(time.perf_counter() - play.started)
+        following = play.index + 1
         if following >= len(self.task.turns):
             self._turn = None
             return None
@@ -610,12 +598,13 @@ class Episode:
         state. An episode that failed (`fail`) has no verdict: None."""
         if self._session is None:
             raise EpisodeError("the episode has not started: call reset() first")
-        if self._verdict_done:
-            return self._verdict
+        run = self._run
+        if run.verdict_done:
+            return run.verdict
         if not self.judge_turns:
             raise EpisodeError("the episode was played without judging its turns: it has no verdict")
-        if self.status == "error":
-            self._verdict_done = True
+        if run.status == "error":
+            run.verdict_done = True
             return None
         if self._turn is not None:
             await self._judge_current()
@@ -630,56 +619,52 @@ class Episode:
         # The turns not played and the episode are judged on one state, often the one the
         # last turn was judged on: what was read of it is read once. When nothing was
         # logged before that turn began, its calls are all the episode's.
-        last = self._judged
+        last = run.judged
         if last is not None and last[0] == _state_key(ws):
-            if self._seq == 0:
-                self._evidence = last[1]
-            else:
-                self._evidence = last[1].with_audit(ws.audit.entries())
+            evidence = last[1] if run.turn_starts[-1] == 0 else last[1].with_audit(ws.audit.entries())
         else:
-            self._evidence = Evidence(initial, ws, ws.audit.entries(), task.user_email)
-        audit = self._evidence.audit
-        for i in range(len(self.turn_results), len(task.turns)):
-            self.turn_results.append(
+            evidence = Evidence(initial, ws, ws.audit.entries(), task.user_email)
+        run.evidence = evidence
+        audit = evidence.audit
+        for i in range(len(run.turn_results), len(task.turns)):
+            run.turn_results.append(
                 await judge_turn(
-                    task.turns[i].checks, initial, ws, audit, task.user_email, i, evidence=self._evidence
+                    task.turns[i].checks, initial, ws, audit, task.user_email, i, evidence=evidence
                 )
             )
-        ahead = ahead_guards(audit, self.turn_starts, footprint.turn_writes, writes=writes)
+        ahead = ahead_guards(audit, run.turn_starts, footprint.turn_writes, writes=writes)
         for j, guard in ahead.items():
-            self.turn_results[j] = [*self.turn_results[j], guard]
-        self._verdict = await judge_evidence(
+            run.turn_results[j] = [*run.turn_results[j], guard]
+        run.verdict = await judge_evidence(
             task.checks,
             task.safety,
-            self._evidence,
-            self.turn_results,
+            evidence,
+            run.turn_results,
             guarding_for(task, footprint),
             lasting_checks(task, footprint),
         )
-        self._verdict_done = True
-        self._judging += time.perf_counter() - verify_started
-        self._footprint_seconds = verify_started - started
-        return self._verdict
+        run.verdict_done = True
+        run.judging_seconds += time.perf_counter() - verify_started
+        run.footprint_seconds = verify_started - started
+        return run.verdict
 
     async def arecord(self, *, hashed: bool = True) -> EpisodeRecord:
         """The episode's `EpisodeRecord` (judging it first if needed); without `hashed`, its
         `final_hash` is None (validation's variants are judged, never compared by hash)."""
         await self.averdict()
-        ws, task = self.workspace, self.task
+        ws, task, run = self.workspace, self.task, self._run
         finished = time.perf_counter()
-        if self.status == "error":
-            audit = ws.audit.entries()
-            assert self._initial is not None
-            evidence = Evidence(self._initial, ws, audit, task.user_email)
+        if run.status == "error" or run.evidence is None:
+            evidence = Evidence(self.initial, ws, ws.audit.entries(), task.user_email)
         else:
-            evidence = self._evidence
+            evidence = run.evidence
         final_hash = ws.content_hash() if hashed else None
         diff_summary = evidence.diff.summary()
-        timings = self.timings.model_copy(deep=True)
-        timings.verify = self._judging + time.perf_counter() - finished
-        timings.total = time.perf_counter() - self._started - getattr(self, "_footprint_seconds", 0.0)
+        timings = run.timings.model_copy(deep=True)
+        timings.verify = run.judging_seconds + time.perf_counter() - finished
+        timings.total = time.perf_counter() - run.started - run.footprint_seconds
         session = self.session
-        status = self.status
+        status = run.status
         if status == "completed" and session.truncated:
             status = "truncated"
         return EpisodeRecord(
@@ -689,13 +674,13 @@ class Episode:
             trial=self.trial,
             seed=self.seed,
             status=status,
-            error=self.error,
+            error=run.error,
             messages=session.messages,
-            turn_boundaries=self.boundaries,
-            user_replies=self.user_replies,
-            event_errors=self.event_errors,
+            turn_boundaries=run.boundaries,
+            user_replies=run.user_replies,
+            event_errors=run.event_errors,
             tool_calls=evidence.audit,
-            verdict=self._verdict,
+            verdict=run.verdict,
             initial_hash=self.cache.initial_hash(task),
             final_hash=final_hash,
             diff_summary=diff_summary,
@@ -711,20 +696,20 @@ class Episode:
         """Mark the episode as broken by something that is not the agent's work (an
         endpoint that kept failing, a timeout): its record has status `error` and no
         verdict, so a resumed batch runs it again."""
-        self.status = "error"
+        self._run.status = "error"
         if isinstance(error, str):
-            self.error = error
+            self._run.error = error
             return
         cause = _leaf(error)
         if isinstance(cause, PolicyError):
-            self.error = str(cause)
+            self._run.error = str(cause)
         else:
-            self.error = f"{type(cause).__name__}: {cause}"
+            self._run.error = f"{type(cause).__name__}: {cause}"
 
     def rewards(self) -> dict[str, float]:
         """Named scalars of the verdict for trainers (all 0.0 before it is judged or when
         the episode failed): score, success, raw_score, safety, collateral."""
-        verdict = self._verdict
+        verdict = self._run.verdict
         if verdict is None:
             return {"score": 0.0, "success": 0.0, "raw_score": 0.0, "safety": 0.0, "collateral": 0.0}
         return {
@@ -765,47 +750,49 @@ class Episode:
 
     def _active(self) -> AgentSession:
         session = self.session
-        if self._turn is None or self._verdict_done:
+        if self._turn is None or self._run.verdict_done:
             raise EpisodeError("the episode is over: every turn was played or it was judged")
         return session
 
+    def _playing(self) -> _TurnInPlay:
+        if self._turn is None:
+            raise EpisodeError("the episode is over: every turn was played or it was judged")
+        return self._turn
+
     def _begin_turn(self, i: int) -> None:
-        turn, ws, session = self.task.turns[i], self.workspace, self.session
-        self._turn_started = time.perf_counter()
+        turn, ws, session, run = self.task.turns[i], self.workspace, self.session, self._run
+        started = time.perf_counter()
         for k, event in enumerate(turn.events):
             try:
                 apply_event(ws, event)
             except (KeyError, ValueError) as exc:
                 # The world moves on: an event that cannot apply (often because the agent did
                 # not do the earlier turn's work) is recorded, not fatal.
-                self.event_errors.append(f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}")
-        self.boundaries.append(len(session.messages))
+                run.event_errors.append(f"turns[{i}].events[{k}] ({event.service}.{event.operation}): {exc}")
+        run.boundaries.append(len(session.messages))
         session.begin_turn(turn.user, self.limits.max_tool_calls_per_turn)
-        self._seq = ws.audit.last_seq()
-        self.turn_starts.append(self._seq)
-        self._turn = i
-        self._answers = 0
-        self._clarified = False
-        self._answered_after = None
+        seq = ws.audit.last_seq()
+        run.turn_starts.append(seq)
+        self._turn = _TurnInPlay(i, started=started, seq=seq)
 
     async def _judge_current(self) -> None:
-        i, ws, task = self._turn, self.workspace, self.task
-        assert i is not None and self._initial is not None
+        play, ws, task, run, initial = self._playing(), self.workspace, self.task, self._run, self.initial
+        i = play.index
         judged = time.perf_counter()
         key = _state_key(ws)
-        evidence = Evidence(self._initial, ws, ws.audit.entries(since=self._seq), task.user_email)
+        evidence = Evidence(initial, ws, ws.audit.entries(since=play.seq), task.user_email)
         results = await judge_turn(
-            task.turns[i].checks, self._initial, ws, evidence.audit, task.user_email, i, evidence=evidence
+            task.turns[i].checks, initial, ws, evidence.audit, task.user_email, i, evidence=evidence
         )
         guard = asked_first(
-            task.turns[i].clarification, evidence.calls, self._answered_after, i, writes=writes
+            task.turns[i].clarification, evidence.calls, play.answered_after, i, writes=writes
         )
         if guard is not None:
             results.append(guard)
-        self._judged = None if key is None or key != _state_key(ws) else (key, evidence)
-        self.turn_results.append(results)
-        self._judging += time.perf_counter() - judged
-        self.timings.turns.append(time.perf_counter() - self._turn_started)
+        run.judged = None if key is None or key != _state_key(ws) else (key, evidence)
+        run.turn_results.append(results)
+        run.judging_seconds += time.perf_counter() - judged
+        run.timings.turns.append(time.perf_counter() - play.started)
 
 
 def _state_key(ws: Workspace) -> tuple[int, int] | None:

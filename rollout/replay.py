@@ -23,9 +23,10 @@ from coworkenv.state.jsontext import copy_json
 from coworkenv.task import Task
 from coworkenv.verifiers import Footprint
 
-from .episode import Episode, TurnStart, step_key, turn_prefix_key
+from .episode import Episode
 from .policies import OraclePolicy
 from .record import EpisodeRecord
+from .resume import TurnStart, step_key, turn_prefix_key
 from .runner import play_turns
 from .seeding import SeedCache
 

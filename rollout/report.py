@@ -15,7 +15,7 @@ from rich.text import Text
 from .record import EpisodeRecord
 from .records_io import latest_records
 from .scores import MULTI_TURN, SINGLE_TURN, BreakdownRow, PolicySummary, scored, summarize
-from .tokens import CONTEXT, ESTIMATE
+from .tokens import CONTEXT, ESTIMATE, TokenCounter
 
 TURN_KINDS = (SINGLE_TURN, MULTI_TURN)
 
@@ -55,7 +55,9 @@ def terminal_console() -> Console:
     return Console(width=PIPE_WIDTH)
 
 
-def build_report(records: list[EpisodeRecord], *, ks: list[int] | None = None) -> Report:
+def build_report(
+    records: list[EpisodeRecord], *, ks: list[int] | None = None, tokens: TokenCounter | None = None
+) -> Report:
     """Summarize records per policy and per task (see `scores.summarize` for the semantics).
 
     Only the latest record of each (policy, task, trial) counts: after a resumed run, the
@@ -77,7 +79,7 @@ def build_report(records: list[EpisodeRecord], *, ks: list[int] | None = None) -
                 errors=len(group) - len(attempts),
             )
         )
-    return Report(policies=summarize(records, ks=ks).policies, tasks=tasks)
+    return Report(policies=summarize(records, ks=ks, tokens=tokens).policies, tasks=tasks)
 
 
 def report_json(report: Report) -> str:

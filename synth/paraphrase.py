@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from coworkenv.rollout.openai_client import Endpoint
+from coworkenv.rollout.openai_client import Endpoint, EndpointFailed
 from coworkenv.rollout.seeding import SeedCache
 from coworkenv.task import Task
 from coworkenv.verifiers.facts import number_mentions, states_date, states_number, states_person, states_text
+
+from .generators import GenerationError
 
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -128,11 +130,16 @@ class Paraphraser:
         self.temperature = temperature
 
     async def rewrite(self, text: str) -> str:
-        response = await self.endpoint.chat(
-            self.client,
-            temperature=self.temperature,
-            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
-        )
+        """The model's rewording of `text`; an endpoint that keeps failing is an infrastructure
+        `GenerationError` (the slot stops unfinished, and a rerun fills it)."""
+        try:
+            response = await self.endpoint.chat(
+                self.client,
+                temperature=self.temperature,
+                messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
+            )
+        except EndpointFailed as exc:
+            raise GenerationError(f"the paraphrase endpoint failed: {exc}", infrastructure=True) from exc
         return (response.choices[0].message.content or "").strip()
 
     async def paraphrase(self, task: Task, *, cache: SeedCache | None = None) -> Paraphrased:

@@ -1,4 +1,4 @@
-"""The built wheel holds exactly the `coworkenv` package, mapped from the top-level folders."""
+"""The built wheel holds exactly the `coworkenv` package, whose subpackages are the top-level folders."""
 
 import subprocess
 import sys
@@ -46,3 +46,12 @@ def test_wheel_holds_one_top_level_package_with_every_source_file(tmp_path: Path
     }
     assert expected - names == set()
     assert "coworkenv/servers/README.md" in names
+    assert "coworkenv/py.typed" in names
+
+
+def test_the_checkout_is_the_package_tree_editors_and_type_checkers_see() -> None:
+    # Each top-level folder is a subpackage through a committed link in `coworkenv/`, so
+    # `coworkenv.servers` is `servers/` for any tool that reads the checkout.
+    for folder, target in FOLDERS.items():
+        assert (ROOT / target).resolve() == (ROOT / folder).resolve(), target
+    assert (ROOT / "coworkenv" / "py.typed").is_file()

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from .options import dirs_argument, out_option, read_records
+from .options import (
+    dirs_argument,
+    max_result_chars_option,
+    out_option,
+    read_records,
+    token_counter_for,
+    tokenizer_option,
+    tools_option,
+)
 
 
 @click.group()
@@ -33,16 +41,38 @@ def export() -> None:
     help="trl: OpenAI-style messages and tools (TRL, prime-rl); sharegpt: LLaMA-Factory.",
 )
 @click.option("--policy", "policies", multiple=True, help="Only these policies (e.g. the teacher).")
+@tools_option
+@max_result_chars_option
+@tokenizer_option
 @out_option("Folder for sft.jsonl (and dataset_info.json for sharegpt).")
 def export_sft_command(
-    dirs: tuple[Path, ...], min_score: float, fmt: str, policies: tuple[str, ...], out_dir: Path
+    dirs: tuple[Path, ...],
+    min_score: float,
+    fmt: str,
+    policies: tuple[str, ...],
+    tool_format: str,
+    max_result_chars: int | None,
+    tokenizer: str | None,
+    out_dir: Path,
 ) -> None:
     """Successful runs as SFT rows: TRL/prime-rl `messages` + `tools`, or LLaMA-Factory sharegpt
-    with a dataset_info.json entry. Runs below --min-score, unsuccessful or unsafe runs are left out."""
+    with a dataset_info.json entry. Runs below --min-score, unsuccessful or unsafe runs are left
+    out. --tools compact and --max-result-chars size rows for a small model, as the rollout
+    agent's options of the same names do."""
     from coworkenv.rollout.export_sft import export_sft
 
     records = read_records(dirs)
-    summary = export_sft(records, out_dir, format=fmt, min_score=min_score, policies=list(policies) or None)  # type: ignore[arg-type]
+    count = token_counter_for(tokenizer)[0] if tokenizer else None
+    summary = export_sft(
+        records,
+        out_dir,
+        format=fmt,  # type: ignore[arg-type]
+        min_score=min_score,
+        policies=list(policies) or None,
+        count_tokens=count,
+        tools=tool_format,  # type: ignore[arg-type]
+        max_result_chars=max_result_chars,
+    )
     click.echo(json.dumps(summary, indent=2, default=str))
 
 

@@ -79,6 +79,42 @@ def backend_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
+tools_option = click.option(
+    "--tools",
+    "tool_format",
+    type=click.Choice(["full", "compact"]),
+    default="full",
+    show_default=True,
+    help="How tools are shown to the model: full JSON schemas, or one line each in the system "
+    "prompt, name(arg?: type): first sentence, with slim schemas (for small models).",
+)
+max_result_chars_option = click.option(
+    "--max-result-chars",
+    type=click.IntRange(100),
+    default=None,
+    help="Characters of each tool result the model reads; a longer one is cut, with a note on how "
+    "to page (default: no bound).",
+)
+tokenizer_option = click.option(
+    "--tokenizer",
+    metavar="NAME|DIR",
+    help="Count tokens with this model's tokenizer (a Hugging Face name or folder; needs "
+    "transformers, else the default count is used and says so).",
+)
+
+
+def token_counter_for(tokenizer: str | None) -> Any:
+    """The token counter `--tokenizer` names (None: the default one)."""
+    from coworkenv.rollout.tokens import TokenizerError, token_counter, tokenizer_counter
+
+    if tokenizer is None:
+        return token_counter()
+    try:
+        return tokenizer_counter(tokenizer)
+    except TokenizerError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def endpoint_option(roles: dict[str, str]) -> Callable[[F], F]:
     """The repeatable `--endpoint ROLE=MODEL[@URL][,key=value...]` for these roles (name:
     what it does); the command gets `endpoints`, a dict from role to `Endpoint`. A value that

@@ -21,10 +21,14 @@ from .options import (
     endpoint_option,
     json_option,
     load_tasks,
+    max_result_chars_option,
     out_option,
     paths_argument,
     read_records,
     seed_option,
+    token_counter_for,
+    tokenizer_option,
+    tools_option,
 )
 
 #: The roles of `rollout --endpoint`.
@@ -66,22 +70,8 @@ ROLLOUT_ROLES = {
     help="Characters of transcript sent to the model; beyond it the oldest tool results are "
     "replaced by a short note (openai).",
 )
-@click.option(
-    "--max-result-chars",
-    type=click.IntRange(100),
-    default=None,
-    help="Characters of each tool result the model reads; a longer one is cut, with a note on "
-    "how to page (openai; default: no bound).",
-)
-@click.option(
-    "--tools",
-    "tool_format",
-    type=click.Choice(["full", "compact"]),
-    default="full",
-    show_default=True,
-    help="How tools are shown to the model: full JSON schemas, or one line each in the system "
-    "prompt, name(arg?: type): first sentence, for small models (openai).",
-)
+@max_result_chars_option
+@tools_option
 @click.option(
     "--noise",
     type=click.FloatRange(0, 1),
@@ -263,7 +253,8 @@ def _run_batch_with_progress(
     help="Where to write report.json and report.html (default: the first DIR).",
 )
 @json_option("Print the report as JSON instead of tables.")
-def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
+@tokenizer_option
+def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool, tokenizer: str | None) -> None:
     """Scores of the episodes in one or more rollout folders: average score, strict success,
     pass@k, pass^k, safety violations, robustness, and breakdowns by capability, service,
     single/multi-turn and turn index. Writes report.json and a self-contained report.html."""
@@ -271,8 +262,9 @@ def report(dirs: tuple[Path, ...], out_dir: Path | None, as_json: bool) -> None:
     from coworkenv.rollout.report_html import write_report
 
     records = read_records(dirs)
-    built = build_report(records)
-    paths = write_report(records, out_dir or dirs[0])
+    counter = token_counter_for(tokenizer)
+    built = build_report(records, tokens=counter)
+    paths = write_report(records, out_dir or dirs[0], tokens=counter)
     if as_json:
         click.echo(report_json(built))
         return

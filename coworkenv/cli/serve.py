@@ -17,7 +17,15 @@ from coworkenv.servers.hosting import (
     serve_stdio,
 )
 
-from .options import host_option, load_tasks, load_workspace, overwrite_option, paths_argument, port_option
+from .options import (
+    host_option,
+    load_tasks,
+    load_workspace,
+    max_result_chars_option,
+    overwrite_option,
+    paths_argument,
+    port_option,
+)
 
 SERVICE_CHOICES = [*SERVICE_NAMES, "all"]
 
@@ -124,6 +132,7 @@ def serve(
     type=click.Path(file_okay=False, path_type=Path),
     help="Append each finished episode's record here (for report and export).",
 )
+@max_result_chars_option
 def env_server(
     paths: tuple[Path, ...],
     host: str,
@@ -131,6 +140,7 @@ def env_server(
     max_sessions: int,
     session_timeout: float,
     records_dir: Path | None,
+    max_result_chars: int | None,
 ) -> None:
     """Serve tasks as an OpenEnv environment (needs the [openenv] extra): each session holds
     one episode; reset with task_id, trial and seed; step with list_tools, call_tool, message
@@ -142,7 +152,11 @@ def env_server(
     except ImportError as exc:
         raise click.ClickException(f"{exc}; install it with: pip install 'coworkenv[openenv]'") from exc
     app = build_app(
-        load_tasks(paths), max_sessions=max_sessions, idle_timeout=session_timeout, records_dir=records_dir
+        load_tasks(paths),
+        max_sessions=max_sessions,
+        idle_timeout=session_timeout,
+        records_dir=records_dir,
+        max_result_chars=max_result_chars,
     )
     click.echo(f"serving OpenEnv at http://{host}:{port} (WebSocket /ws, HTTP /reset /step /state)", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -43,6 +43,7 @@ from pydantic import Field
 from coworkenv.rollout.episode import Episode
 from coworkenv.rollout.records_io import append_record
 from coworkenv.rollout.seeding import SeedCache
+from coworkenv.rollout.tool_schemas import bound_result
 from coworkenv.task import Task
 
 __all__ = ["CoworkAction", "CoworkObservation", "CoworkOpenEnv", "build_app"]
@@ -77,11 +78,18 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, tasks: dict[str, Task], cache: SeedCache, records_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        tasks: dict[str, Task],
+        cache: SeedCache,
+        records_dir: Path | None = None,
+        max_result_chars: int | None = None,
+    ) -> None:
         super().__init__()
         self.tasks = tasks
         self.cache = cache
         self.records_dir = records_dir
+        self.max_result_chars = max_result_chars
         self.episode: Episode | None = None
         self.episode_id: str | None = None
         self.steps = 0
@@ -153,7 +161,9 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
             outcome = await episode.acall(action.tool_name, action.arguments)
             return CallToolObservation(
                 tool_name=action.tool_name,
-                result=outcome.text,
+                result=outcome.text
+                if self.max_result_chars is None
+                else bound_result(outcome.text, self.max_result_chars),
                 done=False,
                 reward=0.0,
                 metadata={"is_error": outcome.is_error},
@@ -215,16 +225,19 @@ def build_app(
     max_sessions: int = 8,
     idle_timeout: float | None = 600,
     records_dir: str | Path | None = None,
+    max_result_chars: int | None = None,
 ) -> Any:
     """The OpenEnv FastAPI app over these tasks: at most `max_sessions` sessions at once,
-    each dropped after `idle_timeout` seconds without a message (None: never)."""
+    each dropped after `idle_timeout` seconds without a message (None: never). With
+    `max_result_chars`, each tool result is cut to that many characters, with a note on how
+    to page (`rollout.tool_schemas.bound_result`)."""
     by_id = {t.id: t for t in tasks}
     if not by_id:
         raise ValueError("no tasks given")
     cache = SeedCache()
     folder = Path(records_dir) if records_dir is not None else None
     return create_fastapi_app(
-        lambda: CoworkOpenEnv(by_id, cache, folder),
+        lambda: CoworkOpenEnv(by_id, cache, folder, max_result_chars),
         CoworkAction,
         CoworkObservation,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout),

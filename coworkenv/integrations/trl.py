@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from coworkenv.rollout.episode import Episode
 from coworkenv.rollout.records_io import append_record
 from coworkenv.rollout.seeding import SeedCache
-from coworkenv.rollout.tool_schemas import tools_for_services
+from coworkenv.rollout.tool_schemas import bound_result, tools_for_services
 from coworkenv.servers.faults import FaultPlan
 from coworkenv.task import Limits, Task
 
@@ -64,6 +64,7 @@ class CoworkEnvironment:
     limits: ClassVar[Limits | None] = None
     seed: ClassVar[int] = 0
     records_dir: ClassVar[Path | None] = None
+    max_result_chars: ClassVar[int | None] = None
     _trials: ClassVar[dict[str, itertools.count[int]]]
 
     def __init__(self) -> None:
@@ -104,7 +105,8 @@ class CoworkEnvironment:
         episode = self._episode()
         if episode.done:
             return OVER
-        return episode.call(name, arguments).text
+        text = episode.call(name, arguments).text
+        return text if self.max_result_chars is None else bound_result(text, self.max_result_chars)
 
     def _ask_user(self, question: str) -> str:
         episode = self._episode()
@@ -130,11 +132,14 @@ def environment_class(
     records_dir: str | Path | None = None,
     multi_turn: bool | None = None,
     ask_user: bool | None = None,
+    max_result_chars: int | None = None,
 ) -> type[CoworkEnvironment]:
     """A class for `GRPOTrainer(environment_factory=...)` over these tasks: one tool method
     per MCP tool of their services (the union, when tasks differ), plus `finish_turn` when
     a task has several turns (or `multi_turn=True`) and `ask_user` when a task has a
-    clarification turn (or `ask_user=True`)."""
+    clarification turn (or `ask_user=True`). With `max_result_chars`, each tool result the
+    model reads is cut to that many characters, with a note on how to page
+    (`rollout.tool_schemas.bound_result`): a small model's context holds the episode."""
     by_id = {t.id: t for t in tasks}
     if not by_id:
         raise ValueError("no tasks given")
@@ -146,6 +151,7 @@ def environment_class(
         "limits": limits,
         "seed": seed,
         "records_dir": Path(records_dir) if records_dir is not None else None,
+        "max_result_chars": max_result_chars,
         "_trials": {},
         "__doc__": f"coworkenv episodes of {len(by_id)} task(s) over {', '.join(services)}.",
     }

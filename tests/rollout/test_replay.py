@@ -9,10 +9,11 @@ import coworkenv.synth.families.workdays  # noqa: F401  (registers the workday f
 from coworkenv import Episode
 from coworkenv.rollout import OraclePolicy, SeedCache, run_episode
 from coworkenv.rollout.acceptance import acceptance_variants
-from coworkenv.rollout.episode import EpisodeError, TurnStart
+from coworkenv.rollout.episode import EpisodeError
 from coworkenv.rollout.mutants import mutants
 from coworkenv.rollout.record import EpisodeRecord
 from coworkenv.rollout.replay import latest_shared, play_reference, play_variant
+from coworkenv.rollout.resume import TurnStart
 from coworkenv.rollout.runner import reference_footprint
 from coworkenv.rollout.variants import replace_step
 from coworkenv.servers.faults import FaultPlan
