@@ -116,7 +116,9 @@ def build_demonstrations(
         log,
     )
     _run(
-        _coworkenv("export", "sft", str(out / "oracle"), "--out", str(out / "sft")),
+        _coworkenv(
+            "export", "sft", str(out / "oracle"), "--tools", settings.tools, "--out", str(out / "sft")
+        ),
         log,
     )
     return rows
@@ -311,7 +313,7 @@ def _group_order(group: str) -> tuple[int, str]:
 def run_loop(out: str | Path, settings: LoopSettings) -> str:
     """Run every stage into `out` (resuming) and return the before/after table."""
     from coworkenv.small_model import MODEL_NAME, load_base, load_saved
-    from coworkenv.small_model_train import compact_row, held_out_loss, read_rows
+    from coworkenv.small_model_train import held_out_loss, read_rows
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -360,8 +362,6 @@ def run_loop(out: str | Path, settings: LoopSettings) -> str:
                 str(settings.max_length),
                 "--learning-rate",
                 str(settings.learning_rate),
-                "--tools",
-                settings.tools,
             ],
             out / "loop.log",
         )
@@ -379,8 +379,6 @@ def run_loop(out: str | Path, settings: LoopSettings) -> str:
     losses_file = out / "held_out_loss.json"
     if not losses_file.is_file():
         rows = read_rows(eval_rows)
-        if settings.tools == "compact":
-            rows = [compact_row(row) for row in rows]
         losses = {}
         for key, loader in (("base", load_base), ("tuned", lambda: load_saved(tuned))):
             model, tokenizer = loader()

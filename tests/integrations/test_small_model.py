@@ -22,7 +22,7 @@ from coworkenv.rollout import OraclePolicy, read_records, run_episode  # noqa: E
 from coworkenv.rollout.export_sft import to_trl_row  # noqa: E402
 from coworkenv.rollout.model_server import ChatModel, ModelServer  # noqa: E402
 from coworkenv.small_model import GGUF_FILE, SmallModelError, gguf_path, load_base, load_saved  # noqa: E402
-from coworkenv.small_model_train import TrainSettings, compact_row, held_out_loss, render, train  # noqa: E402
+from coworkenv.small_model_train import TrainSettings, held_out_loss, render, train  # noqa: E402
 from coworkenv.task import load_task  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "tasks" / "examples"
@@ -51,7 +51,7 @@ async def _sft_rows() -> list[dict[str, Any]]:
     for name in ("tickets-route-unassigned.json", "directory-manager-lookup.json"):
         record = await run_episode(load_task(EXAMPLES / name), OraclePolicy())
         assert record.verdict is not None and record.verdict.success
-        rows.append(compact_row(to_trl_row(record)))
+        rows.append(to_trl_row(record, tools="compact"))
     return rows
 
 
