@@ -127,7 +127,7 @@ def train(
         assistant_only_loss=False,
         packing=False,
         # a 135M model at these lengths fits in memory without recomputing activations
-        gradient_checkpointing=False,
+        activation_checkpointing=False,
         logging_steps=1,
         save_strategy="no",
         report_to="none",
