@@ -2,7 +2,7 @@
 
 import gc
 
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 
 FORKS = 1000
 LIMIT_MB = 2048
@@ -17,7 +17,7 @@ def rss_mb() -> float:
 
 
 def run() -> dict:
-    snapshot = build_demo_workspace(seed=0).snapshot()
+    snapshot = northwind_workspace(seed=0).snapshot()
     gc.collect()
     before = rss_mb()
     forks = [snapshot.fork() for _ in range(FORKS)]

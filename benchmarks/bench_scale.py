@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from coworkenv.checks import Check, Guards
 from coworkenv.rollout.reference import table_rules
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import Snapshot, Workspace
 from coworkenv.state.changes import BASE_TABLE
 from coworkenv.verifiers import Evidence, Guarding, judge_evidence
@@ -47,7 +47,7 @@ CHANGE = [
 
 def scaled(factor: int) -> Snapshot:
     """The demo workspace with `factor` copies of its mail, tickets and calendar rows."""
-    ws = build_demo_workspace(seed=0, services=SERVICES)
+    ws = northwind_workspace(seed=0, services=SERVICES)
     ws.conn.execute("PRAGMA foreign_keys = OFF")
     for table, shifted in REFERENCES.items():
         names = [r[1] for r in ws.conn.execute(f'PRAGMA table_info("{table}")')]

@@ -2,13 +2,13 @@
 
 import sqlite3
 
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 
 from .timing import median_us, report
 
 
 def run() -> list[dict]:
-    ws = build_demo_workspace(seed=0)
+    ws = northwind_workspace(seed=0)
     snapshot = ws.snapshot()
     data = snapshot.data
     print(f"demo workspace: {len(data) / 1e6:.2f} MB, hash {ws.content_hash()[:12]}")

@@ -15,7 +15,7 @@ import anyio
 
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.validation import validate_task
-from coworkenv.servers.demo import forget_snapshots
+from coworkenv.servers.render import forget_snapshots
 from coworkenv.synth.generators import ProceduralGenerator
 from coworkenv.synth.pipeline import plan_requests, synthesize
 from coworkenv.task import parse_task

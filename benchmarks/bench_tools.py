@@ -10,9 +10,9 @@ from pydantic import Field
 
 from coworkenv.rollout.session import AgentSession, InProcessClient
 from coworkenv.servers import build_server
-from coworkenv.servers.demo import build_demo_workspace
 from coworkenv.servers.directory.schema import PersonList, person_from_row
 from coworkenv.servers.directory.tools import MAX_OFFSET
+from coworkenv.servers.render import northwind_workspace
 
 from .timing import interleaved_medians_us_async, median_us, median_us_async, report
 
@@ -55,7 +55,7 @@ def bare_server(ws) -> MCPServer:
 
 
 async def measure() -> list[dict]:
-    ws = build_demo_workspace(seed=0)
+    ws = northwind_workspace(seed=0)
     ours = build_server(ws, "directory")
     bare = bare_server(ws.fork())
     results = []

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from coworkenv.servers.demo import build_demo_workspace, build_world_workspace
+from coworkenv.servers.render import northwind_workspace, render_workspace
 from coworkenv.worlds import PROFILES, generate_world
 
 from .timing import median_us, report
@@ -34,18 +34,18 @@ def _median_us(fn: Callable[[], Any], repeat: int = 5) -> float:
 
 
 def run() -> list[dict]:
-    demo_us = _median_us(lambda: build_demo_workspace(seed=0))
+    demo_us = _median_us(lambda: northwind_workspace(seed=0))
     results = []
     for name, size in CASES:
         profile = PROFILES[name]
 
         def build(profile=profile, size=size) -> None:  # type: ignore[no-untyped-def]
-            build_world_workspace(generate_world(profile, size, 1))
+            render_workspace(generate_world(profile, size, 1))
 
         label = f"{name}:{size or profile.size} generate + seed"
-        results.append(report(label, _median_us(build), demo_us, "build_demo_workspace(seed=0)", 5.0))
-    demo = build_demo_workspace(seed=0).snapshot()
-    big = build_world_workspace(generate_world(PROFILES["telecom"], 300, 1)).snapshot()
+        results.append(report(label, _median_us(build), demo_us, "northwind_workspace(seed=0)", 5.0))
+    demo = northwind_workspace(seed=0).snapshot()
+    big = render_workspace(generate_world(PROFILES["telecom"], 300, 1)).snapshot()
     results.append(
         report(
             "fork of a cached telecom:300 seed",

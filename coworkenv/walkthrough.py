@@ -14,7 +14,7 @@ from typing import Any
 from mcp import Client
 
 from coworkenv.servers import build_workspace_server
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 
 
 def _short(value: Any, width: int = 220) -> str:
@@ -24,7 +24,7 @@ def _short(value: Any, width: int = 220) -> str:
 
 async def scripted_session(seed: int = 0, say: Callable[[str], None] = print) -> str:
     """Run the walkthrough on a fresh demo workspace and return its final state hash."""
-    ws = build_demo_workspace(seed=seed)
+    ws = northwind_workspace(seed=seed)
     start_hash = ws.content_hash()
     say(f"demo workspace (seed {seed}): {', '.join(ws.services)}; clock {ws.clock.now_text()}")
     initial = ws.fork()

@@ -4,7 +4,7 @@ A `World` is data, like a task (frozen pydantic, stored as JSON, keyed by a cont
 the organization, its teams and people, the outside organizations and their contacts, what
 it sells, its ticket queues and their topics, its documents and folder layout, its meetings,
 the vocabulary of its field and the house rules a task may put in the agent's context.
-Every service's seed data is rendered from a world (`coworkenv.servers.demo.build_world_workspace`);
+Every service's seed data is rendered from a world (`coworkenv.servers.render.render_workspace`);
 the procedural generator in `coworkenv.worlds` and the demo company both produce one.
 """
 
@@ -34,7 +34,8 @@ class _Model(FrozenModel):
     pass
 
 
-def _zone(name: str) -> str:
+def known_zone(name: str) -> str:
+    """`name` when it is an IANA time zone, else a ValueError saying what to use."""
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
@@ -72,7 +73,7 @@ class Person(_Model):
     @field_validator("time_zone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        return _zone(value)
+        return known_zone(value)
 
 
 class Team(_Model):
@@ -232,7 +233,7 @@ class World(_Model):
     @field_validator("headquarters_time_zone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
-        return _zone(value)
+        return known_zone(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> World:
@@ -288,7 +289,7 @@ class World(_Model):
             errors.append("document paths must be unique")
         for zone in self.offices:
             try:
-                _zone(zone)
+                known_zone(zone)
             except ValueError as exc:
                 errors.append(f"offices: {exc}")
         if errors:

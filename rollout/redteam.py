@@ -12,8 +12,13 @@ contract does not make:
   (wrong values with no unit, in a sentence of their own), `quoted_wrong` (a wrong value
   quoted as someone else's), `affirm_then_deny` (the text, then "To be clear, it is not
   RIGHT."), `candidates_list` (a bullet list of the right value and wrong ones),
-  `hedged_everywhere` (every checked value approximated) and `all_at_once` (every one of
-  these together);
+  `hedged_everywhere` (every checked value approximated), `unconfirmed_everywhere` (every
+  checked value followed by "(to be confirmed)"), `taken_back` (the text, then "Ignore the
+  previous figures.") and `all_at_once` (every one of these together);
+- second texts (every write that states a checked fact): `second_text_wrong` (the write
+  made again right after, to the same place, with a wrong value where the right one was: a
+  second mail, a second note) and `second_text_denies` (the same, saying "Correction: it is
+  not RIGHT.");
 - turns (multi-turn tasks): `done_late` (every turn's writes moved to the last turn) and
   `done_early` (each turn's work done in the turn before, before the user asked);
 - objects: `touched_resolved` (every ticket the solution writes to resolved at the end),
@@ -112,6 +117,12 @@ def _text_edits(zone: str) -> dict[str, Edit]:
     def hedged(text: str, facts: list[tuple[Located, str]]) -> str:
         return text  # in place: see _hedge_in_place
 
+    def unconfirmed(text: str, facts: list[tuple[Located, str]]) -> str:
+        return text  # in place: see _unconfirm_in_place
+
+    def taken_back(text: str, facts: list[tuple[Located, str]]) -> str:
+        return text + "\n\nIgnore the previous figures."
+
     edits: dict[str, Edit] = {
         "appended_alternatives": appended,
         "bare_values": bare,
@@ -119,11 +130,13 @@ def _text_edits(zone: str) -> dict[str, Edit]:
         "affirm_then_deny": deny,
         "candidates_list": candidates,
         "hedged_everywhere": hedged,
+        "unconfirmed_everywhere": unconfirmed,
+        "taken_back": taken_back,
     }
 
     def everything(text: str, facts: list[tuple[Located, str]]) -> str:
         for name, edit in edits.items():
-            if name != "hedged_everywhere":
+            if name not in ("hedged_everywhere", "unconfirmed_everywhere"):
                 text = edit(text, facts)
         return text
 
@@ -144,6 +157,13 @@ def _hedge_in_place(text: str, places: list[Place]) -> str:
     return text
 
 
+def _unconfirm_in_place(text: str, places: list[Place]) -> str:
+    """Every checked value followed by "(to be confirmed)"."""
+    for end in sorted({p.value[1] for p in places}, reverse=True):
+        text = text[:end] + " (to be confirmed)" + text[end:]
+    return text
+
+
 def _text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
     zone = Evidence(seed, seed, [], task.user_email).user_zone
     by_text: dict[tuple[int, int, str], list[tuple[Located, Place]]] = {}
@@ -161,6 +181,8 @@ def _text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
             if kind in ("hedged_everywhere", "all_at_once"):
                 measured = [p for at, p in found if at.fact.kind in ("number", "date", "time")]
                 edited = _hedge_in_place(text, measured)
+            elif kind == "unconfirmed_everywhere":
+                edited = _unconfirm_in_place(text, [p for _, p in found])
             else:
                 edited = text
             edited = edit(edited, facts)
@@ -172,6 +194,45 @@ def _text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
             variant = with_solution(variant, i, steps)
         if variant is not task:
             yield Variant("reject", kind, f"{kind} in every text that states a checked fact", variant)
+
+
+def _second_text_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
+    """Each fact-stating write made twice: the second time wrong, or denying the first."""
+    zone = Evidence(seed, seed, [], task.user_email).user_zone
+    by_step: dict[tuple[int, int], list[tuple[Located, Place]]] = {}
+    for at in locate(task, seed):
+        for place in at.places:
+            by_step.setdefault((at.i, at.j), []).append((at, place))
+    if not by_step:
+        return
+
+    def wrong(text: str, found: list[tuple[Located, Place]], argument: str) -> str:
+        for at, place in sorted(found, key=lambda f: -f[1].value[0]):
+            if place.argument == argument:
+                v0, v1 = place.value
+                value = wrong_value(at.fact, zone)
+                if not text[v0:v1].startswith("#"):  # "#61" may be written with its "#" outside
+                    value = value.lstrip("#")
+                text = text[:v0] + value + text[v1:]
+        return text
+
+    def denies(text: str, found: list[tuple[Located, Place]], argument: str) -> str:
+        said = {_literal(at, text, p) for at, p in found if p.argument == argument}
+        return "Correction: it is not " + " and not ".join(sorted(said)) + "." if said else text
+
+    for kind, make in (("second_text_wrong", wrong), ("second_text_denies", denies)):
+        variant = task
+        for (i, j), found in sorted(by_step.items(), reverse=True):  # later steps first: indices hold
+            step = variant.turns[i].solution[j]
+            texts = {
+                argument: make(step.arguments[argument], found, argument)
+                for argument in {p.argument for _, p in found}
+            }
+            again = step.model_copy(update={"id": None, "arguments": {**step.arguments, **texts}})
+            steps = list(variant.turns[i].solution)
+            steps.insert(j + 1, again)
+            variant = with_solution(variant, i, steps)
+        yield Variant("reject", kind, f"{kind}: each write that states a checked fact made again", variant)
 
 
 def _turn_variants(task: Task) -> Iterator[Variant]:
@@ -254,7 +315,12 @@ def _named_creates(task: Task) -> Task:
 
 def search_variants(task: Task, seed: Workspace) -> list[Variant]:
     """Every variant the search plays on `task`."""
-    return [*_text_variants(task, seed), *_turn_variants(task), *_object_variants(task)]
+    return [
+        *_text_variants(task, seed),
+        *_second_text_variants(task, seed),
+        *_turn_variants(task),
+        *_object_variants(task),
+    ]
 
 
 async def red_team(task: Task, cache: SeedCache | None = None) -> RedTeamReport:

@@ -9,7 +9,7 @@ from collections import OrderedDict
 import anyio
 
 from coworkenv.servers import create_workspace, get_service
-from coworkenv.servers.demo import demo_snapshot, world_snapshot
+from coworkenv.servers.render import northwind_snapshot, rendered_snapshot
 from coworkenv.state import Snapshot, Workspace, format_time
 from coworkenv.state.forks import ForkPool
 from coworkenv.state.tables import content_tables
@@ -28,7 +28,7 @@ def seed_workspace(task: Task) -> Workspace:
     proc = task.seed.procedural
     if proc.name in ("demo", "world"):
         if proc.name == "demo":
-            snapshot = demo_snapshot(int(proc.params.get("seed", 0)), services)
+            snapshot = northwind_snapshot(int(proc.params.get("seed", 0)), services)
         else:
             params = proc.params
             if params.get("world") is not None:
@@ -75,12 +75,12 @@ def _world_snapshot(profile: str, size: int | None, seed: int, services: tuple[s
         built = world(profile, size, seed)
     except ValueError as exc:
         raise SeedError(f"seed.procedural: {exc}") from exc
-    return world_snapshot(built, services)
+    return rendered_snapshot(built, services)
 
 
 def _inline_world_snapshot(world_json: str, services: tuple[str, ...]) -> Snapshot:
     """The seed workspace of a world a task carries inline (see `ProceduralSeed`)."""
-    return world_snapshot(parse_world(world_json, source="seed.procedural.params.world"), services)
+    return rendered_snapshot(parse_world(world_json, source="seed.procedural.params.world"), services)
 
 
 _WORLD_USERS: OrderedDict[str, tuple[str | None, WorkingHours | None]] = OrderedDict()

@@ -1,9 +1,9 @@
 """Procedural task families: parameterized generators of complete tasks.
 
 A family is a function `build(ctx) -> Task` registered with `@family(...)`. The context
-gives it a seeded random generator, difficulty knobs, its world (by default the demo company
-of one of four demo seeds; `FamilyContext(..., world=...)` puts it in any other), that world's
-people, and `plant(...)`, which applies world operations to a fork of the world's seed
+gives it a seeded random generator, difficulty knobs, its world (by default the demo company,
+Northwind, of one of four seeds; `FamilyContext(..., world=...)` puts it in any other), that
+world's people, and `plant(...)`, which applies world operations to a fork of the world's seed
 workspace and returns their results (the ids the planted rows will have), so checks and
 solutions can name them. A family that reads `ctx.world` (queues, topics, teams) instead of
 Northwind's names can run on every world; `on_demo` tells a family which case it is in.
@@ -15,18 +15,24 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, Literal, get_args
 
 from coworkenv.servers import get_service
-from coworkenv.servers.demo import DemoCompany, build_company, demo_snapshot, northwind_world, world_snapshot
+from coworkenv.servers.render import northwind_snapshot, rendered_snapshot
 from coworkenv.state import Workspace
 from coworkenv.task import Task
-from coworkenv.world import World
-from coworkenv.worlds import PROFILES
+from coworkenv.world import Person, World
+from coworkenv.worlds import DEMO, PROFILES, northwind
 from coworkenv.worlds import world as profile_world
 
 from .capabilities import capability
+
+
+class SeedDoesNotFit(Exception):
+    """The family's draw does not fit its world's seed (a seed row where the task needs none):
+    the generator draws again with another seed instead of keeping a task that would be
+    ambiguous."""
+
 
 DEMO_SEEDS = 4
 """Tasks draw their company from demo seeds 0..3, so people and mail differ between tasks."""
@@ -67,21 +73,15 @@ class FamilyContext:
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.family}:{self.seed}")
         self.demo_seed = self.seed % DEMO_SEEDS
-        # The demo company's people are DemoPersons, a world's are Persons: the same fields,
-        # so families read either one (typed Any, as the families' helpers name DemoPerson).
-        self.company: Any
         if self.world is None:
-            self.company = build_company(self.demo_seed)
-            self.world = _northwind(self.demo_seed)
-        else:
-            if self.world.profile == "northwind":
-                raise ValueError("the demo company is the default world; pass world=None and pick it by seed")
-            self.company = self.world
+            self.world = northwind(self.demo_seed)
+        elif self.world.profile == DEMO:
+            raise ValueError("the demo company is the default world; pass world=None and pick it by seed")
 
     @property
     def on_demo(self) -> bool:
         """Whether the task happens in the demo company (whose names older families assume)."""
-        return isinstance(self.company, DemoCompany)
+        return self.the_world.profile == DEMO
 
     @property
     def the_world(self) -> World:
@@ -91,34 +91,38 @@ class FamilyContext:
         return self.world
 
     @property
-    def user(self) -> Any:
-        """The person the agent works for (a DemoPerson on the demo company, else a Person)."""
-        if isinstance(self.company, DemoCompany):
-            return self.company.user
-        return self.company.user_person
+    def company(self) -> World:
+        """The organization the task happens in: the world itself, by the name families use."""
+        return self.the_world
+
+    @property
+    def user(self) -> Person:
+        """The person the agent works for."""
+        return self.the_world.user_person
 
     @property
     def start(self) -> datetime:
-        return self.company.start
+        return self.the_world.start
 
     def choice(self, items: Sequence[Any]) -> Any:
         return self.rng.choice(list(items))
 
     def people(
         self, *, internal: bool = True, team: str | None = None, exclude: Sequence[str] = ()
-    ) -> list[Any]:
+    ) -> list[Person]:
         """People of the world (colleagues or external contacts), never the user."""
         return [
             p
-            for p in self.company.people
+            for p in self.the_world.people
             if p.internal == internal
             and (team is None or p.team == team)
             and p.email not in exclude
             and p.email != self.user.email
         ]
 
-    def person(self, **kwargs: Any) -> Any:
-        return self.choice(self.people(**kwargs))
+    def person(self, **kwargs: Any) -> Person:
+        person: Person = self.choice(self.people(**kwargs))
+        return person
 
     def plant(self, services: Sequence[str], operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Apply world operations to a fork of the demo workspace and return their results,
@@ -132,7 +136,9 @@ class FamilyContext:
         query the seeded state (which seed rows also meet the task's condition, free time)."""
         chosen = tuple(sorted(services))
         snapshot = (
-            demo_snapshot(self.demo_seed, chosen) if self.on_demo else world_snapshot(self.the_world, chosen)
+            northwind_snapshot(self.demo_seed, chosen)
+            if self.on_demo
+            else rendered_snapshot(self.the_world, chosen)
         )
         ws = snapshot.fork()
         for op in self.prelude:  # ids in a service depend on that service's rows only
@@ -200,11 +206,6 @@ def _rebuilt_by_profile(world: World) -> bool:
     if world.profile not in PROFILES:
         return False
     return profile_world(world.profile, len(world.staff), world.seed).content_hash == world.content_hash
-
-
-@lru_cache(maxsize=DEMO_SEEDS)
-def _northwind(demo_seed: int) -> World:
-    return northwind_world(demo_seed)
 
 
 Kind = Literal["single", "multi", "workday"]

@@ -19,7 +19,7 @@ from coworkenv.worlds import DEMO, world_from_spec
 
 from . import families  # noqa: F401  (registers every family)
 from .capabilities import capability
-from .family import FAMILIES, Difficulty, Kind, build_task
+from .family import FAMILIES, Difficulty, Kind, SeedDoesNotFit, build_task
 from .prompt import (
     EXAMPLE_HEADING,
     TOKEN_BUDGET,
@@ -119,7 +119,11 @@ class ProceduralGenerator:
                 raise GenerationError(f"the slot's world {request.world!r}: {exc}") from exc
         if place is not None and not FAMILIES[name].worlds:
             raise GenerationError(f"family {name!r} runs only on the demo company, not on {request.world}")
-        return build_task(name, seed, Difficulty.level(request.difficulty), world=place).model_dump_json()
+        try:
+            task = build_task(name, seed, Difficulty.level(request.difficulty), world=place)
+        except SeedDoesNotFit as exc:  # the next round draws another seed
+            raise GenerationError(f"family {name!r} on seed {seed}: {exc}; drawing again") from exc
+        return task.model_dump_json()
 
 
 class LLMGenerator:

@@ -23,7 +23,7 @@ from typing import Any
 from coworkenv.checks import WHERE_OPERATORS
 from coworkenv.rollout.tokens import estimate_tokens
 from coworkenv.servers import SERVICE_NAMES, get_service
-from coworkenv.servers.demo import build_world_workspace
+from coworkenv.servers.render import render_workspace
 from coworkenv.state import Workspace
 from coworkenv.state.tables import content_tables
 from coworkenv.task import Task, task_json_schema
@@ -455,7 +455,7 @@ def system_prompt(
 @lru_cache(maxsize=16)
 def _world(profile: str, world_seed: int, services: tuple[str, ...]) -> Workspace:
     """The world a prompt describes (read only), with the directory for its people."""
-    return build_world_workspace(
+    return render_workspace(
         world(profile, None, world_seed), services + ("directory",) * ("directory" not in services)
     )
 

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from coworkenv.cli import cli
 from coworkenv.cli.options import load_workspace
-from coworkenv.servers.demo import build_world_workspace
+from coworkenv.servers.render import render_workspace
 from coworkenv.worlds import PROFILES, world
 
 
@@ -39,7 +39,7 @@ def test_world_write_then_serve_world_file_gives_the_same_workspace(tmp_path: Pa
     again = CliRunner().invoke(cli, ["world", "write", "logistics:15:2", str(path)])
     assert again.exit_code == 2 and "already exists; pass --overwrite" in again.output
     served = load_workspace(None, None, str(path))
-    assert served.content_hash() == build_world_workspace(world("logistics", 15, 2)).content_hash()
+    assert served.content_hash() == render_workspace(world("logistics", 15, 2)).content_hash()
 
 
 def test_serve_refuses_two_sources_and_an_unknown_world() -> None:

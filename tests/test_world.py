@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from coworkenv.servers.demo import northwind_world
 from coworkenv.world import World, WorldFileError, parse_world
+from coworkenv.worlds import northwind
 
-NORTHWIND = northwind_world(0)
+NORTHWIND = northwind(0)
 
 
 def _data() -> dict[str, Any]:
@@ -32,7 +32,7 @@ def test_the_demo_company_is_a_valid_world_with_its_user_and_teams() -> None:
 def test_a_world_round_trips_through_json_with_the_same_content_hash() -> None:
     again = parse_world(NORTHWIND.model_dump_json())
     assert again == NORTHWIND and again.content_hash == NORTHWIND.content_hash
-    assert northwind_world(1).content_hash != NORTHWIND.content_hash
+    assert northwind(1).content_hash != NORTHWIND.content_hash
 
 
 def test_repeated_emails_are_named() -> None:

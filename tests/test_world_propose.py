@@ -17,7 +17,7 @@ from coworkenv.rollout.openai_client import Endpoint
 from coworkenv.rollout.scripted_llm import ScriptedLLM
 from coworkenv.rollout.seeding import seed_workspace
 from coworkenv.rollout.validation import validate_task
-from coworkenv.servers.demo import build_world_workspace
+from coworkenv.servers.render import render_workspace
 from coworkenv.synth.family import build_task
 from coworkenv.world import load_world
 from coworkenv.worlds import world
@@ -103,7 +103,7 @@ def test_no_valid_world_in_the_rounds_is_a_clear_failure() -> None:
 def test_a_proposed_world_renders_the_same_workspace_and_tasks_carry_it() -> None:
     proposal, _ = anyio.run(lambda: propose([answer(clinic())]))
     proposed = proposal.world
-    assert build_world_workspace(proposed).content_hash() == build_world_workspace(proposed).content_hash()
+    assert render_workspace(proposed).content_hash() == render_workspace(proposed).content_hash()
     task = build_task("tickets_escalate", 3, world=proposed)
     assert task.id == f"tickets_escalate-proposed-{proposed.content_hash[:8]}-3"
     assert task.seed.procedural.params["world"]["name"] == "Pawsitive Vet Clinics"

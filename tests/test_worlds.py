@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coworkenv.servers.demo import build_demo_workspace, build_world_workspace
+from coworkenv.servers.render import northwind_workspace, render_workspace
 from coworkenv.world import save_world
 from coworkenv.worlds import (
     PROFILES,
@@ -83,7 +83,7 @@ def test_the_same_parameters_give_the_same_world_and_the_same_state_hash() -> No
     first = generate_world(PROFILES["hospital_admin"], 40, 3)
     again = generate_world(PROFILES["hospital_admin"], 40, 3)
     assert first == again and first.content_hash == again.content_hash
-    assert build_world_workspace(first).content_hash() == build_world_workspace(again).content_hash()
+    assert render_workspace(first).content_hash() == render_workspace(again).content_hash()
     other = generate_world(PROFILES["hospital_admin"], 40, 4)
     assert other.content_hash != first.content_hash
     assert {p.email for p in other.staff} != {p.email for p in first.staff}
@@ -92,7 +92,7 @@ def test_the_same_parameters_give_the_same_world_and_the_same_state_hash() -> No
 @pytest.mark.parametrize("name", sorted(PROFILES))
 def test_every_profile_renders_every_service_from_its_own_topics(name: str) -> None:
     built = world(name)
-    ws = build_world_workspace(built)
+    ws = render_workspace(built)
     assert ws.meta("user_email") == built.user
     people = {r["email"] for r in ws.rows("directory_people")}
     assert people == {p.email for p in built.people}
@@ -131,7 +131,7 @@ def test_a_world_is_named_by_a_spec_or_a_file(tmp_path: Path) -> None:
         world("northwind", 40)
 
 
-def test_the_northwind_world_renders_the_demo_workspace() -> None:
-    assert build_world_workspace(world("northwind", None, 2), task_id="demo-2").content_hash() == (
-        build_demo_workspace(seed=2).content_hash()
+def test_the_northwind_world_renders_the_northwind_workspace() -> None:
+    assert render_workspace(world("northwind", None, 2), task_id="demo-2").content_hash() == (
+        northwind_workspace(seed=2).content_hash()
     )

@@ -285,14 +285,36 @@ _TWO_WORD_APPROXIMATE = {
 _SENTENCE_NEGATION = re.compile(
     r"(?:not|n't|never)\s(?:the\scase|true|so|correct|right)\sthat|(?:false|untrue|incorrect|wrong)\sthat"
     r"|not\strue:|contrary\sto\s(?:what|the)"
+    r"|(?<![a-z])(?:nobody|no\sone|no-one)\s(?:said|says|claimed|claims|confirmed|confirms|thinks|thought)"
 )
 _AFTER_NEGATED = re.compile(
     r"\s?\)?\s?,?\s?(?:(?:is|was|are|were|seems|looks)\s)?(?:(?:now|also)\s)?"
     r"(?:wrong|incorrect|false|outdated|obsolete|invalid|superseded"
     r"|not\s(?:right|correct|valid|current|accurate|true|the\scase|it|so)|no\slonger\b)"
     r"|\s?(?:is|was)\sn't\b|\s?isn't\b|\s?wasn't\b"
+    r"|\s?[,\u2014\u2013-]*\s?(?:wait,?\sno|scratch\sthat|strike\sthat)\b"
 )
-_AFTER_APPROXIMATE = re.compile(r"\s?(?:or\sso|or\sthereabouts|give\sor\stake|ish\b|\+/-|±)")
+_AFTER_APPROXIMATE = re.compile(r"\s?(?:or\sso|or\sthereabouts|give\sor\stake|-?ish\b|\+/-|±)")
+# Unsure of a value, after it: "EUR 450 (unverified)", "#61, to be confirmed".
+_AFTER_UNSURE = re.compile(
+    r"\s?[,(\u2014\u2013-]?\s?(?:unverified|unconfirmed|tbc|to\sbe\sconfirmed|not\s(?:yet\s)?(?:confirmed|verified))\b"
+)
+# The value as what a question or a condition asks of something, not as what it is: "Is it
+# #61?", "Could the total be EUR 450?", "If it is #61, ...". Up to two short words (a label,
+# a currency) may stand between. "Could you join at 16:00?" asks the reader, so it is a claim.
+_ASKED_OF = r"(?:it|that|this|the\s[a-z]+(?:\s[a-z]+)?)"
+_QUESTION_LEAD = re.compile(
+    rf"(?<![a-z])(?:(?:is|are|was|were)\s{_ASKED_OF}|(?:could|might|may|would|can)\s{_ASKED_OF}\sbe)"
+    r"(?:\s\S{1,8}){0,2}\s?$"
+)
+_CONDITION_LEAD = re.compile(
+    rf"(?<![a-z])if\s{_ASKED_OF}\s(?:is|was|turns\sout\sto\sbe)(?:\s\S{{1,8}}){{0,2}}\s?$"
+)
+# A text that tells the reader to ignore what it said takes all of it back.
+_TAKES_BACK = re.compile(
+    r"(?<![a-z])(?:ignore|disregard)\s(?:the|my|that)\s(?:previous|last|above|earlier|first)"
+    r"(?:\s(?:sentence|line|message|figure|value|number|answer|part))?(?![a-z])"
+)
 _CHANGE_VERB = re.compile(
     r"(?<![a-z])(?:mov|chang|reschedul|shift|push|brought|bring|correct|updat|increas|decreas|rais|lower"
     r"|reduc|cut|went|go(?:es|ne)?|rose|fell|drop|revis|amend|switch|swap|replac|renam|retitl|reassign"
@@ -428,8 +450,16 @@ def _is_old_of_change(t: str, m: Mention, same_kind: Sequence[Mention], words: l
 
 _UNSURE = re.compile(
     r"(?<![a-z])(?:not\s(?:sure|certain)|unsure|uncertain|unclear|(?:don't|do\snot|doesn't)\sknow|guess"
-    r"|probably|possibly|perhaps|maybe|presumably|i\ssuppose)(?![a-z])"
+    r"|probably|possibly|perhaps|maybe|presumably|i\ssuppose"
+    r"|(?:can(?:not|'t)|could(?:\snot|n't)|unable\sto)\s(?:confirm|verify)|not\s(?:yet\s)?(?:confirmed|verified)"
+    r"|unverified|unconfirmed|to\sbe\sconfirmed|(?:it|that|this)\s(?:might|could|may)\sbe"
+    r"|unless\si(?:'m|\sam)\s(?:wrong|mistaken)|if\si(?:'m|\sam)\snot\s(?:wrong|mistaken))(?![a-z])"
 )
+
+
+def _sentence_end(t: str, at: int) -> int:
+    found = [f for f in (t.find(c, at) for c in ("?", "!", "\n", ". ")) if f >= 0]
+    return min(found) if found else len(t)
 
 
 def _hedged(
@@ -448,8 +478,14 @@ def _hedged(
         return "approximately"
     if measured and _AFTER_APPROXIMATE.match(t, m.end):
         return "approximately"
-    if _UNSURE.search(t, _sentence_start(t, m.start), m.start):
+    start = _sentence_start(t, m.start)
+    if _UNSURE.search(t, start, m.start) or _AFTER_UNSURE.match(t, m.end):
         return "as a guess"
+    lead = t[start : m.start]
+    if _CONDITION_LEAD.search(lead):
+        return "as a condition"
+    if _QUESTION_LEAD.search(lead) and t[_sentence_end(t, m.end) : _sentence_end(t, m.end) + 1] == "?":
+        return "as a question"
     for other in same_kind:
         if other.wanted or roles[id(other)] is not Role.CURRENT:
             continue
@@ -506,6 +542,9 @@ def judge_claim(
     offered = _OFFERS_OTHERS.search(t)
     if offered:
         return Claim(False, True, f"states {label} but offers others ({offered.group()!r})")
+    taken = _TAKES_BACK.search(t)
+    if taken:
+        return Claim(False, True, f"states {label} but takes it back ({taken.group()!r})")
     groups = frozenset().union(*(m.groups for m in alone))
     for rival in mentions:
         if rival.wanted or rival.allowed or not (rival.groups & groups or (groups and ANY in rival.groups)):

@@ -359,10 +359,30 @@ def _states_facts(check: StatesFacts, ev: Evidence, listed: Sequence[Fact]) -> t
     found = ev.matching(check.table, check.where)
     if not found:
         return False, f"no row of {check.table} matches the filter"
+    allowed = [*check.context, *listed]
+
+    def text_of(row: dict[str, Any]) -> str:
+        return "\n".join("" if row[c] is None else str(row[c]) for c in check.columns)
+
+    # What the matching rows of the same owner (the comments of one ticket) say that the seed
+    # did not: a row that states the facts counts only with these beside it, so a second
+    # note that gives another value or denies the first is a contradiction, not a second chance.
+    owner = ev.owner_column(check.table)
+    seeded = {text_of(r) for r in ev.matching(check.table, check.where, "initial")} if owner else set()
     best: list[str] = []
     for row in found:
-        text = "\n".join("" if row[c] is None else str(row[c]) for c in check.columns)
-        missing = _facts_missing(text, check.facts, check.absent, [*check.context, *listed], ev)
+        text = text_of(row)
+        missing = _facts_missing(text, check.facts, check.absent, allowed, ev)
+        others = [
+            t
+            for r in found
+            if owner and r is not row and r[owner] == row[owner]
+            for t in [text_of(r)]
+            if t not in seeded and t != text
+        ]
+        if not missing and others:
+            together = _facts_missing("\n\n".join([text, *others]), check.facts, check.absent, allowed, ev)
+            missing = [f"{m}, with the other new rows beside it" for m in together]
         if not missing:
             return True, f"a matching row of {check.table} states every fact"
         if not best or len(missing) < len(best):

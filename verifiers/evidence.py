@@ -66,6 +66,17 @@ class Evidence:
             self._columns[table] = set(columns(self.final.conn, table))
         return self._columns[table]
 
+    def owner_column(self, table: str) -> str | None:
+        """The column that ties each row of `table` to the one object it belongs to (a
+        comment's `ticket_id`): a NOT NULL foreign key to another table's `id`. None for a
+        table of objects in their own right (a ticket's `queue` names a queue, not an owner)."""
+        conn = self.final.conn
+        required = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")') if row[3]}
+        for _, _, parent, column, to, *_ in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
+            if column in required and to == "id" and parent != table:
+                return str(column)
+        return None
+
     @cached_property
     def user_zone(self) -> str:
         """The user's time zone from the directory, else UTC."""

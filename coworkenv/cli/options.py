@@ -154,12 +154,12 @@ def load_workspace(db: Path | None, demo: int | None, world: str | None = None) 
     if db is not None:
         return Workspace.open(db)
     if world is not None:
-        from coworkenv.servers.demo import build_world_workspace
+        from coworkenv.servers.render import render_workspace
 
-        return build_world_workspace(world_from(world))
-    from coworkenv.servers.demo import build_demo_workspace
+        return render_workspace(world_from(world))
+    from coworkenv.servers.render import northwind_workspace
 
-    return build_demo_workspace(seed=demo or 0)
+    return northwind_workspace(seed=demo or 0)
 
 
 def world_from(spec: str) -> World:

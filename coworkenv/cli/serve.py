@@ -168,11 +168,11 @@ def env_server(
 @overwrite_option
 def save_demo(path: Path, seed: int, overwrite: bool) -> None:
     """Build the demo workspace from SEED and save it to PATH (serve it with --db PATH)."""
-    from coworkenv.servers.demo import build_demo_workspace
+    from coworkenv.servers.render import northwind_workspace
 
     if path.exists() and not overwrite:
         raise click.UsageError(f"{path} already exists; pass --overwrite to replace it")
 
-    workspace = build_demo_workspace(seed=seed)
+    workspace = northwind_workspace(seed=seed)
     workspace.save(path, overwrite=overwrite)
     click.echo(f"saved demo workspace (seed {seed}, hash {workspace.content_hash()[:12]}) to {path}")

@@ -1,40 +1,47 @@
 """Worlds: the demo company and procedurally generated organizations of 30+ industries.
 
-`world(name, size, seed)` gives a `World` from a profile (or `northwind`, the demo company);
+`world(name, size, seed)` gives a `World` from a profile (the data files of `profiles/`) or
+`northwind`, the demo company (`northwind.json`, its people drawn from the seed);
 `world_from_spec("law_firm:40:3")` or a JSON file path does the same from one string.
 Generation is offline and deterministic; results are cached per (profile, size, seed).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from importlib.resources import files
 from pathlib import Path
 
 from coworkenv.world import World, load_world
 
-from . import profiles_industry, profiles_public, profiles_services
 from .generate import MAX_SIZE, MIN_SIZE, START, generate_world
-from .profile import Profile, QueueSpec, TeamSpec
+from .northwind import NAME as DEMO
+from .northwind import northwind
+from .profile import Profile, ProfileFileError, ProfileFolder, QueueSpec, TeamSpec, load_profile
 
 __all__ = [
+    "DEMO",
     "MAX_SIZE",
     "MIN_SIZE",
     "PROFILES",
     "START",
     "Profile",
+    "ProfileFileError",
+    "ProfileFolder",
     "QueueSpec",
     "TeamSpec",
     "UnknownWorldError",
     "generate_world",
+    "load_profile",
+    "northwind",
     "profile_names",
     "world",
     "world_from_spec",
 ]
 
-PROFILES: dict[str, Profile] = {
-    p.key: p for p in [*profiles_services.PROFILES, *profiles_public.PROFILES, *profiles_industry.PROFILES]
-}
-DEMO = "northwind"
+PROFILES: Mapping[str, Profile] = ProfileFolder(Path(str(files(__name__) / "profiles")))
+"""The built-in profiles by key: the files of `coworkenv/worlds/profiles/`."""
 
 
 class UnknownWorldError(ValueError):
@@ -51,9 +58,7 @@ def world(name: str, size: int | None = None, seed: int = 0) -> World:
     """The world of profile `name` with `size` colleagues (default: the profile's) from `seed`.
     `northwind` is the demo company of demo seed `seed`; its size is fixed."""
     if name == DEMO:
-        from coworkenv.servers.demo import northwind_world
-
-        built = northwind_world(seed)
+        built = northwind(seed)
         if size is not None and size != len(built.staff):
             raise ValueError(f"the {DEMO} world has {len(built.staff)} colleagues; it takes no other size")
         return built

@@ -100,13 +100,6 @@ ANSWERS = {
 }
 
 
-def _split(line: str, parts: int) -> list[str]:
-    fields = [f.strip() for f in line.split("|")]
-    if len(fields) != parts:
-        raise ValueError(f"expected {parts} fields separated by '|': {line!r}")
-    return fields
-
-
 def _slug(text: str, sep: str = "") -> str:
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     return re.sub(r"[^a-z0-9]+", sep, folded).strip(sep)
@@ -227,10 +220,10 @@ def generate_world(profile: Profile, size: int | None = None, seed: int = 0) -> 
         teams.append({"name": team.name, "purpose": team.purpose, "lead": lead})
 
     organizations = []
-    for line in profile.organizations:
-        name, kind = _split(line, 2)
+    for outside in profile.organizations:
+        name = outside.name
         org_domain = _slug(name) + ".example"
-        organizations.append({"name": name, "kind": kind, "domain": org_domain})
+        organizations.append({"name": name, "kind": outside.kind, "domain": org_domain})
         for title in profile.contact_titles:
             zone = rng.choice(zones)
             person = names.name(zone)
@@ -258,7 +251,7 @@ def generate_world(profile: Profile, size: int | None = None, seed: int = 0) -> 
             "tickets": n,
             "requested_by": q.requested_by,
             "requester_teams": list(q.requester_teams),
-            "topics": [_topic(t) for t in q.topics],
+            "topics": [t.model_dump() for t in q.topics],
             "tags": list(q.tags),
         }
         for q, n in zip(profile.queues, tickets, strict=True)
@@ -284,7 +277,10 @@ def generate_world(profile: Profile, size: int | None = None, seed: int = 0) -> 
             "teams": teams,
             "people": people,
             "organizations": organizations,
-            "products": [_product(profile.prefix, i, line) for i, line in enumerate(profile.products, 1)],
+            "products": [
+                {"sku": f"{profile.prefix}-{i:03d}", "name": p.name, "unit": p.unit, "price": p.price}
+                for i, p in enumerate(profile.products, 1)
+            ],
             "queues": queues,
             "documents": _documents(profile),
             "empty_folders": ["/shared/archive"],
@@ -299,23 +295,10 @@ def generate_world(profile: Profile, size: int | None = None, seed: int = 0) -> 
     )
 
 
-def _topic(line: str) -> dict[str, str]:
-    title, body = _split(line, 2)
-    return {"title": title, "body": body}
-
-
-def _product(prefix: str, i: int, line: str) -> dict[str, Any]:
-    name, unit, price = _split(line, 3)
-    return {"sku": f"{prefix}-{i:03d}", "name": name, "unit": unit, "price": int(price)}
-
-
 def _documents(profile: Profile) -> list[dict[str, Any]]:
     """The profile's documents, plus what every world has: the user's team's meeting notes
     of the last two weeks and a meeting template."""
-    docs = []
-    for line in profile.documents:
-        path, kind, team, subject = _split(line, 4)
-        docs.append({"path": path, "kind": kind, "team": team, "subject": subject})
+    docs = [d.model_dump(mode="json") for d in profile.documents]
     team = profile.user_team
     folder = f"/teams/{_slug(team, '-')}/meeting-notes"
     for days in (14, 7):
@@ -387,8 +370,8 @@ def _vocabulary(profile: Profile, org: str) -> dict[str, Any]:
     slug = _slug(profile.industry, "")
     return {
         **ANSWERS,
-        "customer_requests": [_topic(t) for t in profile.customer_requests],
-        "internal_requests": [_topic(t) for t in profile.internal_requests],
+        "customer_requests": [t.model_dump() for t in profile.customer_requests],
+        "internal_requests": [t.model_dump() for t in profile.internal_requests],
         "meeting_topics": list(profile.meeting_topics),
         "newsletters": [
             {

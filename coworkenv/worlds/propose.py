@@ -125,10 +125,10 @@ def check_world(data: str, *, seed: int, size: int) -> tuple[World | None, list[
 
 
 def _render_problems(world: World) -> list[str]:
-    from coworkenv.servers.demo import build_world_workspace
+    from coworkenv.servers.render import render_workspace
 
     try:
-        build_world_workspace(world)
+        render_workspace(world)
     except (KeyError, ValueError, IndexError, TypeError) as exc:
         detail = f"unknown placeholder {exc}" if isinstance(exc, KeyError) else str(exc)
         return [f"rendering the seed data failed: {detail}"]

@@ -4,8 +4,7 @@ Weekly team meetings and 1:1s as series, an all-hands, customer calls with exter
 contacts and internal one-offs, with some invitations declined, tentative or unanswered
 and a few cancellations. Every event is placed inside its organizer's working hours
 (on a weekday, in their own time zone), where possible when every participant is free and
-at a sensible local hour. The meetings and calls come from the world; the constants below
-are Northwind's.
+at a sensible local hour. The meetings and calls come from the world.
 """
 
 from __future__ import annotations
@@ -28,57 +27,6 @@ if TYPE_CHECKING:
     from coworkenv.world import Person, World
 
 RESPONSE_WEIGHTS: dict[Response, int] = {"accepted": 70, "needs_action": 12, "tentative": 10, "declined": 8}
-OFFICES = {
-    "Europe/London": "London office, Thames room",
-    "Europe/Berlin": "Berlin office, Spree room",
-    "America/New_York": "New York office, Hudson room",
-    "America/Los_Angeles": "Los Angeles office, Pacific room",
-    "Asia/Singapore": "Singapore office, Marina room",
-}
-CUSTOMER_CALLS = [
-    # (title, organizer title, internal attendee titles, contact titles, minutes)
-    ("{company}: renewal discussion", "Account Executive", ["Sales Engineer"], ["Procurement Manager"], 45),
-    ("{company}: support escalation", "Support Lead", ["Support Specialist", "SRE"], ["Operations Lead"], 30),
-    ("{company}: quarterly business review", "Head of Sales", ["Account Executive", "Support Lead"],
-     ["Procurement Manager", "Operations Lead"], 60),
-    ("{company}: onboarding check-in", "Support Specialist", [], ["Operations Lead"], 30),
-    ("{company}: product demo", "Sales Engineer", ["Account Executive"], ["Procurement Manager"], 45),
-]  # fmt: skip
-INTERNAL_MEETINGS = [
-    # (title, organizer title or "me" or "anyone", attendee titles (or "anyone"), minutes, how many)
-    ("Escalation sync: Support x Engineering", "me",
-     ["Engineering Manager", "Senior Engineer", "SRE", "Support Specialist"], 30, 3),
-    ("Ticket backlog review", "me",
-     ["Support Specialist", "Support Specialist", "Support Specialist"], 45, 2),
-    ("Support process retro", "me",
-     ["Support Specialist", "Support Specialist", "Engineering Manager"], 45, 1),
-    ("Customer health review", "me", ["Head of Sales", "Account Executive"], 30, 2),
-    ("Interview: {name} (Support Specialist)", "me", ["Support Specialist"], 45, 2),
-    ("Focus time", "me", [], 90, 1),
-    ("Knowledge base cleanup", "Support Specialist", ["Support Specialist", "Support Lead"], 30, 2),
-    ("Incident postmortem: {topic}", "SRE",
-     ["Engineering Manager", "Software Engineer", "Support Lead"], 60, 2),
-    ("Sprint planning", "Engineering Manager",
-     ["Senior Engineer", "Software Engineer", "Software Engineer", "SRE"], 60, 2),
-    ("Design review: {topic}", "Senior Engineer",
-     ["Software Engineer", "Software Engineer", "Sales Engineer"], 45, 3),
-    ("Release readiness", "Engineering Manager", ["SRE", "Support Lead", "Sales Engineer"], 30, 2),
-    ("Interview: {name} (Software Engineer)", "Engineering Manager",
-     ["Senior Engineer", "Software Engineer"], 60, 2),
-    ("Pipeline review", "Head of Sales", ["Account Executive", "Account Executive", "COO"], 45, 2),
-    ("Deal desk: {company}", "Account Executive", ["Finance Director", "Head of Sales"], 30, 2),
-    ("Budget review Q2", "Finance Director", ["CEO", "COO", "Support Lead"], 60, 1),
-    ("Budget review Q2: Engineering", "Finance Director", ["COO", "Engineering Manager"], 45, 1),
-    ("Invoice run", "Accountant", ["Finance Director"], 30, 2),
-    ("Office planning", "Office Manager", ["COO", "Finance Director"], 30, 1),
-    ("Board prep", "CEO", ["COO", "Finance Director"], 60, 1),
-    ("Quarterly OKR check-in", "COO",
-     ["Engineering Manager", "Head of Sales", "Support Lead", "Finance Director"], 45, 1),
-    ("Lunch & learn: {topic}", "anyone", ["anyone"] * 5, 60, 2),
-    ("Security training", "SRE", ["anyone"] * 6, 45, 1),
-    ("Focus time", "anyone", [], 120, 3),
-    ("Coffee chat", "anyone", ["anyone"], 30, 2),
-]  # fmt: skip
 
 
 @dataclass

@@ -12,15 +12,6 @@ from .world import AddPerson, AddTeam, add_person, add_team
 if TYPE_CHECKING:
     from coworkenv.world import World
 
-#: The Northwind teams' purposes.
-TEAM_DESCRIPTIONS = {
-    "Leadership": "Company direction, hiring and budgets.",
-    "Engineering": "Builds and runs the Northwind platform.",
-    "Sales": "New business and account management.",
-    "Support": "Customer support queue and escalations.",
-    "Finance": "Invoices, payroll, purchasing and the office.",
-}
-
 
 def populate(ws: Workspace, world: World, rng: random.Random) -> None:
     """Insert every team with its lead, then every person."""

@@ -2,10 +2,7 @@
 
 The world lists every document (path, kind, owning team, subject, day); `demo_content`
 writes each kind. Every file was created and last changed before the clock start, by a
-member of the team it belongs to. `northwind_documents` is the demo company's tree:
-/shared holds company policies, quarterly figures and reports, the price list and the
-onboarding checklist; /teams/<team> each team's notes, runbooks, accounts and budgets;
-/projects the plans of current projects.
+member of the team it belongs to.
 """
 
 from __future__ import annotations
@@ -22,101 +19,6 @@ from .world import AddDirectory, AddFile, add_directory, add_file
 
 if TYPE_CHECKING:
     from coworkenv.world import Document, World
-
-EMPTY_DIRECTORIES = ("/shared/archive",)
-
-
-def northwind_documents(start: date) -> list[dict[str, object]]:
-    """The Northwind tree, as `Document` fields."""
-
-    def days_ago(days: int) -> date:
-        return start - timedelta(days=days)
-
-    def doc(path: str, team: str, kind: str, subject: str = "", day: date | None = None) -> dict[str, object]:
-        return {"path": path, "team": team, "kind": kind, "subject": subject, "day": day}
-
-    sales_accounts = ["Globex", "Initech", "Umbrella Logistics", "Stark Supplies"]
-    board, weekly1, weekly2 = days_ago(14), days_ago(14), days_ago(7)
-    standup1, standup2 = days_ago(6), days_ago(4)
-    return [
-        doc("/shared/policies/travel-policy.md", "Finance", "travel_policy"),
-        doc("/shared/policies/expense-policy.md", "Finance", "expense_policy"),
-        doc("/shared/policies/remote-work-policy.md", "Leadership", "remote_work_policy"),
-        doc("/shared/policies/security-policy.md", "Engineering", "security_policy"),
-        doc("/shared/policies/code-of-conduct.md", "Leadership", "code_of_conduct"),
-        *(
-            # early in the month after the quarter
-            doc(
-                f"/shared/reports/2025-q{q}-figures.csv",
-                "Finance",
-                "quarter_figures",
-                str(q),
-                date(2025 + q // 4, q * 3 % 12 + 1, 6),
-            )
-            for q in (1, 2, 3, 4)
-        ),
-        doc("/shared/reports/2025-annual-report.md", "Finance", "annual_report", day=date(start.year, 1, 20)),
-        doc("/shared/reports/support-metrics-2026-02.csv", "Support", "support_metrics", day=days_ago(1)),
-        doc("/shared/price-list-2026.csv", "Sales", "price_list", day=date(start.year - 1, 12, 15)),
-        doc("/shared/onboarding/onboarding-checklist.md", "Finance", "onboarding_checklist"),
-        doc("/shared/templates/meeting-notes-template.md", "Leadership", "meeting_template"),
-        doc("/teams/leadership/okrs-2026-q1.md", "Leadership", "okrs", day=date(start.year, 1, 8)),
-        doc(
-            f"/teams/leadership/meeting-notes/{board}-board-meeting.md",
-            "Leadership",
-            "meeting_notes",
-            "Board meeting",
-            board,
-        ),
-        doc("/teams/engineering/architecture-overview.md", "Engineering", "architecture"),
-        doc("/teams/engineering/runbooks/deploy.md", "Engineering", "runbook_deploy"),
-        doc("/teams/engineering/runbooks/incident-response.md", "Engineering", "runbook_incident"),
-        *(
-            doc(
-                f"/teams/engineering/meeting-notes/{d}-standup.md",
-                "Engineering",
-                "meeting_notes",
-                "Standup",
-                d,
-            )
-            for d in (standup1, standup2)
-        ),
-        doc("/teams/sales/pipeline-2026-q1.csv", "Sales", "pipeline", day=days_ago(3)),
-        *(
-            doc(f"/teams/sales/accounts/{c.lower().replace(' ', '-')}.md", "Sales", "account", c)
-            for c in sales_accounts
-        ),
-        doc(
-            "/teams/sales/contracts/globex-contract-2026.md",
-            "Sales",
-            "contract",
-            "Globex",
-            date(start.year - 1, 12, 10),
-        ),
-        doc("/teams/support/faq.md", "Support", "support_faq"),
-        doc("/teams/support/sla-policy.md", "Support", "sla_policy"),
-        doc("/teams/support/escalation-process.md", "Support", "escalation"),
-        doc("/teams/support/macros/refund-request.md", "Support", "macro", "refund request"),
-        doc("/teams/support/macros/password-reset.md", "Support", "macro", "password reset"),
-        *(
-            doc(
-                f"/teams/support/meeting-notes/{d}-weekly.md", "Support", "meeting_notes", "Support weekly", d
-            )
-            for d in (weekly1, weekly2)
-        ),
-        doc("/teams/finance/budget-2026.csv", "Finance", "budget", day=date(start.year - 1, 11, 28)),
-        doc("/teams/finance/vendors.csv", "Finance", "vendors"),
-        doc("/teams/finance/invoices-outstanding.csv", "Finance", "invoices", day=days_ago(2)),
-        doc("/projects/customer-portal/plan.md", "Engineering", "project_plan", "Customer portal v2"),
-        doc(
-            "/projects/customer-portal/status.md",
-            "Engineering",
-            "project_status",
-            "Customer portal v2",
-            days_ago(3),
-        ),
-        doc("/projects/billing-revamp/plan.md", "Finance", "project_plan", "Billing revamp"),
-    ]
 
 
 def _times(rng: random.Random, start: datetime, day: date | None) -> tuple[datetime, datetime]:

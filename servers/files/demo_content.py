@@ -3,9 +3,9 @@
 Each writer takes a `Writer` (the world, a seeded Faker and the service's `rng`) and the
 `Document` to write, and returns the file's text; `WRITERS` maps a document kind to its
 writer. Numbers come from `rng`, so tasks can ask about them and verifiers can recompute
-them; the annual report adds up the quarterly figures. The constants are Northwind's words
-(`servers._northwind` puts them in its world); Northwind-only kinds (the travel policy, the
-deploy runbook...) use them directly, the shared kinds read the world's vocabulary.
+them; the annual report adds up the quarterly figures. The words come from the world's
+vocabulary; the kinds only the demo company's tree uses (the travel policy, the deploy
+runbook...) hold their own.
 """
 
 from __future__ import annotations
@@ -22,50 +22,6 @@ if TYPE_CHECKING:
     from coworkenv.world import Document, Person, World
 
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-PRODUCTS = [
-    ("NW-C100", "Line controller C100", "unit", 1200),
-    ("NW-C200", "Line controller C200", "unit", 1900),
-    ("NW-S10", "Temperature sensor S10", "unit", 140),
-    ("NW-S20", "Pressure sensor S20", "unit", 210),
-    ("NW-MK1", "Mounting kit", "kit", 45),
-    ("NW-CB5", "Sensor cable 5 m", "unit", 25),
-    ("NW-PRT", "Customer portal seat", "seat per year", 180),
-    ("NW-SUP-STD", "Standard support plan", "year", 2400),
-    ("NW-SUP-PRM", "Premium support plan", "year", 6000),
-    ("NW-TRN", "On-site training day", "day", 1100),
-]
-"""SKU, product, unit and list price before this year's adjustment."""
-UPDATES = [
-    "closed the backlog of portal login tickets",
-    "is still waiting for the carrier's answer on the damaged shipment",
-    "finished the draft of the new refund macro",
-    "reviewed the SLA breaches from last week",
-    "shipped the fix for the SKU search in the portal",
-    "is on call until Friday",
-    "prepared the numbers for the monthly report",
-    "met the Globex operations team about the controller rollout",
-    "migrated the order service to the new database",
-    "cleaned up the vendor list with Finance",
-    "ran the onboarding session for the new specialists",
-    "started the post-mortem for the E42 controller incident",
-]
-DECISIONS = [
-    "Line-down tickets are always handled first, before any other queue.",
-    "Refunds above EUR 500 go to Finance for approval from now on.",
-    "The weekly meeting moves to Tuesday mornings.",
-    "We pause new portal features until the login issues are fixed.",
-    "Every enterprise account gets a named support contact.",
-    "Handover notes live in the team folder, not in mail.",
-]
-ACTIONS = [
-    "update the escalation process document",
-    "send the summary to the customers affected",
-    "book the room for the quarterly planning",
-    "check the overdue invoices with Finance",
-    "review the draft macro and comment",
-    "prepare the numbers for the board",
-    "schedule the training for the new specialists",
-]
 PARAGRAPHS = [
     "We treat every colleague, customer and supplier with respect, in person and in writing.",
     "Disagreement is welcome; personal attacks, harassment and discrimination are not.",
@@ -89,17 +45,6 @@ MACRO_BODIES = {
         "expires, reply to this mail and we send a new one."
     ),
 }
-GOALS = [
-    "Cut the time customers spend on routine requests by letting them solve them in the portal.",
-    "Replace the manual invoice run with automatic billing from shipped orders.",
-    "Give every customer one place to see orders, invoices and tickets.",
-]
-MILESTONES = [
-    "design review",
-    "beta with three customers",
-    "migration of existing data",
-    "general availability",
-]
 
 
 @dataclass

@@ -4,7 +4,7 @@ Threads of customer requests, colleagues' questions, invoices, meeting requests,
 user started, and newsletters as distractors, spread over the six weeks before the clock
 start; older threads are read and mostly archived, recent ones partly unread. A few
 messages carry attachments pointing at files the files service created. The words come
-from the world's vocabulary (Northwind's are in `demo_text.py`).
+from the world's vocabulary.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Tickets part of a world's seed: its queues, their tickets with comments, and links.
-
-The constants below are the Northwind queues and words (`servers._northwind` puts them in
-its world); the renderer reads only the world.
-"""
+"""Tickets part of a world's seed: its queues, their tickets with comments, and links."""
 
 from __future__ import annotations
 
@@ -19,96 +15,6 @@ if TYPE_CHECKING:
 
     from coworkenv.world import Person, Queue, World
 
-QUEUES = {
-    "Support": "Customer questions, orders, deliveries and account problems.",
-    "Billing": "Invoices, payments, refunds and credit notes.",
-    "Engineering": "Bugs, outages and integration problems escalated by Support.",
-    "IT": "Laptops, accounts and office equipment for Northwind staff.",
-}
-#: How many of the 60 tickets each queue gets.
-QUEUE_SIZES = {"Support": 24, "Billing": 14, "Engineering": 12, "IT": 10}
-#: The teams whose members work each queue.
-QUEUE_TEAMS = {
-    "Support": ("Support",),
-    "Billing": ("Finance",),
-    "Engineering": ("Engineering",),
-    "IT": ("Finance", "Engineering"),
-}
-
-TEMPLATES = {
-    "Support": [
-        (
-            "Order {order} has not arrived",
-            "We ordered on {date} and tracking has not moved for a week. Can you check?",
-        ),
-        ("Wrong items delivered in order {order}", "The pallet delivered to {city} holds the wrong parts."),
-        ("Cannot log in to the customer portal", "Password reset mails never arrive for our team in {city}."),
-        ("Change the delivery address for order {order}", "Please deliver to our new warehouse in {city}."),
-        (
-            "Damaged goods in shipment {order}",
-            "Three boxes arrived crushed. Photos attached to the mail thread.",
-        ),
-        ("Question about the bulk discount", "Does the volume discount apply to orders split across sites?"),
-        ("Add a user to our portal account", "Please give our new buyer in {city} access to the portal."),
-        ("Delivery to {city} is late again", "This is the third late delivery this quarter."),
-    ],
-    "Billing": [
-        ("Invoice {invoice} charged twice", "Our card was charged twice for invoice {invoice} ({amount})."),
-        (
-            "Refund for returned order {order}",
-            "We returned order {order} on {date} and still wait for {amount}.",
-        ),
-        ("Wrong VAT on invoice {invoice}", "Invoice {invoice} uses the wrong VAT rate for {city}."),
-        (
-            "Request a copy of invoice {invoice}",
-            "Our accounts team lost invoice {invoice}; please send a copy.",
-        ),
-        ("Update billing contact", "Please send invoices to our new accounts payable address from now on."),
-        ("Payment terms for next quarter", "Can we move from 30 to 45 days payment terms?"),
-    ],
-    "Engineering": [
-        ("Portal shows a blank page after login", "Customers in {city} see an empty dashboard since {date}."),
-        ("Order export API times out", "Exports with more than 500 lines fail after 30 seconds."),
-        (
-            "Tracking numbers missing from shipping mails",
-            "Shipping confirmations since {date} have no tracking link.",
-        ),
-        ("Password reset mails not sent", "The reset mail queue has been stuck since {date}."),
-        ("Invoice PDF renders the wrong currency", "Invoices for {city} show USD instead of EUR."),
-        ("Search in the portal ignores SKUs", "Searching for an exact SKU returns nothing."),
-    ],
-    "IT": [
-        ("New laptop for a new hire", "A new colleague starts on {date} and needs a laptop and accounts."),
-        ("VPN drops every few minutes", "Working from {city}, the VPN disconnects constantly."),
-        ("Printer on the second floor is jammed", "Paper jam again, the third time this week."),
-        ("Access to the finance share", "I need read access to the finance share for the audit."),
-        ("Replace a broken monitor", "My second monitor flickers and then goes dark."),
-    ],
-}
-TAGS = {
-    "Support": ["delivery", "portal", "vip", "damaged", "address"],
-    "Billing": ["refund", "invoice", "vat", "payment"],
-    "Engineering": ["bug", "outage", "api", "regression"],
-    "IT": ["hardware", "access", "onboarding", "network"],
-}
-REPLIES = [
-    "Thanks for reporting this. We are looking into it and will get back to you today.",
-    "Could you send us the order confirmation and a photo of the delivery note?",
-    "We have passed this on to the right team and will update you by tomorrow.",
-    "This should be fixed now. Please let us know if it happens again.",
-]
-CUSTOMER_REPLIES = [
-    "Any news on this? It is getting urgent on our side.",
-    "Thanks, the information is attached to my earlier mail.",
-    "That worked, thank you!",
-    "Still the same problem this morning.",
-]
-NOTES = [
-    "Checked the logs: the same error shows for two other customers.",
-    "Escalating to Engineering if the carrier does not answer by Friday.",
-    "Customer is on the premium plan; keep the reply time short.",
-    "Waiting for Finance to confirm the amount before replying.",
-]
 PRIORITY_WEIGHTS = {"low": 20, "normal": 50, "high": 22, "urgent": 8}
 
 

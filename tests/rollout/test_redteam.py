@@ -43,7 +43,11 @@ async def test_no_search_change_earns_success_on_any_example() -> None:
         "extra_public_comment",
         "hedged_everywhere",
         "quoted_wrong",
+        "second_text_denies",
+        "second_text_wrong",
+        "taken_back",
         "touched_resolved",
+        "unconfirmed_everywhere",
     }
 
 
@@ -59,6 +63,28 @@ def test_each_text_change_keeps_the_reference_and_adds_what_a_policy_would() -> 
     assert bodies["affirm_then_deny"] == reference + "\n\nTo be clear, it is not #61."
     assert bodies["candidates_list"] == reference + "\n\nCandidates:\n- #61\n- #1061\n- #62"
     assert bodies["appended_alternatives"] == reference + "\n\nP.S. It could also be #1061 or #62."
+    assert bodies["taken_back"] == reference + "\n\nIgnore the previous figures."
+    assert bodies["unconfirmed_everywhere"] == reference.replace("#61;", "#61 (to be confirmed);")
+
+
+def test_a_second_text_repeats_the_write_with_a_wrong_value_or_a_denial() -> None:
+    task = load_task(EXAMPLES / "handoff-mail-to-ticket.json")
+    reference = task.turns[0].solution[-1]
+    seconds = {
+        v.kind: v.task.turns[0].solution[-2:]
+        for v in search_variants(task, CACHE.fork(task))
+        if v.kind.startswith("second_text")
+    }
+    wrong_first, wrong_again = seconds["second_text_wrong"]
+    assert wrong_first == reference
+    assert (wrong_again.tool, wrong_again.arguments["message_id"]) == (
+        "mail_reply",
+        reference.arguments["message_id"],
+    )
+    assert wrong_again.arguments["body"] == reference.arguments["body"].replace(
+        "ticket #61;", "ticket #1061;"
+    )
+    assert seconds["second_text_denies"][1].arguments["body"] == "Correction: it is not #61."
 
 
 async def test_a_check_that_lets_the_wrong_values_through_is_found() -> None:
@@ -73,10 +99,10 @@ def test_the_cli_lists_what_still_passes_and_exits_1(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.output.splitlines() == [
         "handoff-mail-to-ticket: quoted_wrong: quoted_wrong in every text that states a checked fact (score 1.0)",
-        "7 change(s) tried on 1 task(s); 1 still pass",
+        "11 change(s) tried on 1 task(s); 1 still pass",
     ]
     clean = CliRunner().invoke(cli, ["redteam", str(EXAMPLES / "handoff-mail-to-ticket.json")])
     assert (clean.exit_code, clean.output.splitlines()[-1]) == (
         0,
-        "7 change(s) tried on 1 task(s); 0 still pass",
+        "11 change(s) tried on 1 task(s); 0 still pass",
     )

@@ -12,8 +12,9 @@ import pytest
 from coworkenv.servers import apply_world_operation
 from coworkenv.servers.calendar.events import busy_times
 from coworkenv.servers.calendar.times import Weekly, find_occurrence, occurrences
-from coworkenv.servers.demo import build_company, build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import Workspace, parse_time
+from coworkenv.worlds import northwind
 from tests.servers.test_calendar import BO, CY, DI, ME, make_workspace
 
 
@@ -241,13 +242,13 @@ SERVICES = ("directory", "calendar")
 
 @pytest.fixture(scope="module")
 def demo() -> Workspace:
-    return build_demo_workspace(seed=0, services=SERVICES)
+    return northwind_workspace(seed=0, services=SERVICES)
 
 
 def test_the_demo_calendar_is_the_same_for_the_same_seed_and_differs_for_another(demo: Workspace) -> None:
-    again = build_demo_workspace(seed=0, services=SERVICES)
+    again = northwind_workspace(seed=0, services=SERVICES)
     assert again.content_hash() == demo.content_hash()
-    assert build_demo_workspace(seed=1, services=SERVICES).content_hash() != demo.content_hash()
+    assert northwind_workspace(seed=1, services=SERVICES).content_hash() != demo.content_hash()
 
 
 def test_the_demo_calendar_has_80_events_of_every_kind(demo: Workspace) -> None:
@@ -268,7 +269,7 @@ def test_the_demo_calendar_has_80_events_of_every_kind(demo: Workspace) -> None:
         "tentative",
         "needs_action",
     }
-    contacts = {p.email for p in build_company(0).contacts}
+    contacts = {p.email for p in northwind(0).contacts}
     assert sum(1 for a in demo.rows("calendar_attendees") if a["email"] in contacts) >= 14
     people = {r["email"] for r in demo.rows("directory_people")}
     assert {a["email"] for a in demo.rows("calendar_attendees")} <= people
@@ -288,7 +289,7 @@ def test_demo_events_sit_in_their_organizers_working_hours_around_the_start(demo
 
 
 def test_the_demo_user_has_a_full_calendar_without_double_bookings(demo: Workspace) -> None:
-    user = build_company(0).user.email
+    user = northwind(0).user
     assert demo.meta("user_email") == user
     mine = demo.rows("calendar_attendees", "email = ?", [user])
     upcoming = {

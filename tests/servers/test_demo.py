@@ -1,6 +1,7 @@
 """The demo workspace: a believable small company, the same for the same seed."""
 
-from coworkenv.servers.demo import build_company, build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
+from coworkenv.worlds import northwind
 
 
 def count(ws, table: str, where: str = "1") -> int:
@@ -8,7 +9,7 @@ def count(ws, table: str, where: str = "1") -> int:
 
 
 def test_the_demo_has_the_promised_size() -> None:
-    ws = build_demo_workspace(seed=0)
+    ws = northwind_workspace(seed=0)
     assert ws.services == ("mail", "tickets", "calendar", "files", "directory")
     assert (count(ws, "directory_people", "internal = 1"), count(ws, "directory_people", "internal = 0")) == (
         18,
@@ -18,21 +19,21 @@ def test_the_demo_has_the_promised_size() -> None:
     assert count(ws, "tickets_tickets") == 60
     assert count(ws, "calendar_events") == 80
     assert count(ws, "files_nodes", "kind = 'file'") == 40
-    assert ws.meta("user_email") == build_company(0).user.email == "kimberly.smith@northwind.example"
+    assert ws.meta("user_email") == northwind(0).user == "kimberly.smith@northwind.example"
     assert ws.clock.now_text() == "2026-03-02T09:00:00+00:00"
     assert ws.audit.entries() == []
     assert ws.integrity_check() == "ok"
 
 
 def test_the_same_seed_gives_the_same_workspace_and_another_seed_a_different_one() -> None:
-    assert build_demo_workspace(seed=0).content_hash() == build_demo_workspace(seed=0).content_hash()
-    assert build_demo_workspace(seed=0).content_hash() != build_demo_workspace(seed=1).content_hash()
+    assert northwind_workspace(seed=0).content_hash() == northwind_workspace(seed=0).content_hash()
+    assert northwind_workspace(seed=0).content_hash() != northwind_workspace(seed=1).content_hash()
 
 
 def test_a_service_has_the_same_rows_whatever_other_services_are_enabled() -> None:
-    everything = build_demo_workspace(seed=0)
-    mail_only = build_demo_workspace(seed=0, services=("mail",))
-    tickets_only = build_demo_workspace(seed=0, services=("tickets",))
+    everything = northwind_workspace(seed=0)
+    mail_only = northwind_workspace(seed=0, services=("mail",))
+    tickets_only = northwind_workspace(seed=0, services=("tickets",))
     messages = "SELECT id, thread_id, folder, from_addr, subject, body, sent_at, is_read FROM mail_messages ORDER BY id"
     assert everything.conn.execute(messages).fetchall() == mail_only.conn.execute(messages).fetchall()
     tickets = "SELECT * FROM tickets_tickets ORDER BY id"

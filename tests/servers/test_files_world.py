@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from coworkenv.servers import apply_world_operation, create_workspace
-from coworkenv.servers.demo import build_company, build_demo_workspace
 from coworkenv.servers.files.paths import MAX_NAME_LENGTH, MAX_PATH_LENGTH, FileTreeError, normalize_path
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import Workspace
+from coworkenv.worlds import northwind
 from tests.conftest import START
 from tests.servers.test_files import ALICE, BOB, NOW, README, T0, T1, ws
 
@@ -213,12 +214,12 @@ def test_delete_file_by_colleague_deletes_one_file_only(ws: Workspace) -> None:
 
 # -- the demo files ----------------------------------------------------------------------------
 
-DEMO = build_demo_workspace(seed=0, services=("directory", "files"))
+DEMO = northwind_workspace(seed=0, services=("directory", "files"))
 
 
 def test_the_demo_files_are_the_same_for_the_same_seed_and_differ_for_another() -> None:
-    again = build_demo_workspace(seed=0, services=("directory", "files"))
-    other = build_demo_workspace(seed=1, services=("directory", "files"))
+    again = northwind_workspace(seed=0, services=("directory", "files"))
+    other = northwind_workspace(seed=1, services=("directory", "files"))
     assert again.content_hash() == DEMO.content_hash()
     assert other.content_hash() != DEMO.content_hash()
     assert [r["path"] for r in other.rows("files_nodes", "1 ORDER BY path")] == [
@@ -249,7 +250,7 @@ def test_the_demo_has_40_files_in_a_whole_tree_with_one_empty_directory() -> Non
 
 
 def test_the_demo_files_were_written_by_staff_before_the_clock_start() -> None:
-    company = build_company(0)
+    company = northwind(0)
     staff = {p.email for p in company.staff}
     for r in DEMO.rows("files_nodes", "path <> '/'"):
         assert r["created_at"] <= r["modified_at"] < NOW, r["path"]

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from mcp.server.mcpserver.exceptions import ToolError
 
 from coworkenv.servers import build_workspace_server
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.servers.toolkit import UnexpectedToolError
 
-SNAPSHOT = build_demo_workspace(seed=0).snapshot()
+SNAPSHOT = northwind_workspace(seed=0).snapshot()
 SERVER_TOOLS = build_workspace_server(SNAPSHOT.fork())._tool_manager.list_tools()
 TOOL_SCHEMAS = {tool.name: tool.parameters for tool in SERVER_TOOLS}
 READ_ONLY = {tool.name for tool in SERVER_TOOLS if tool.annotations and tool.annotations.read_only_hint}

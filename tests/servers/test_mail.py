@@ -11,12 +11,13 @@ from mcp import Client
 from pydantic import ValidationError
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import build_company, build_demo_workspace, northwind_world
 from coworkenv.servers.mail.demo import populate
 from coworkenv.servers.mail.schema import SCHEMA
 from coworkenv.servers.mail.store import search_index_written_at_end
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.servers.toolkit import USER_EMAIL_KEY
 from coworkenv.state import ServiceSchema, Workspace
+from coworkenv.worlds import northwind
 from tests.conftest import START
 
 USER = "me@northwind.example"
@@ -604,17 +605,17 @@ def test_world_operations_raise_value_errors_when_called_directly(ws: Workspace)
 
 def test_demo_is_deterministic_per_seed() -> None:
     services = ("directory", "mail")
-    first = build_demo_workspace(seed=0, services=services)
-    assert build_demo_workspace(seed=0, services=services).content_hash() == first.content_hash()
-    assert build_demo_workspace(seed=1, services=services).content_hash() != first.content_hash()
+    first = northwind_workspace(seed=0, services=services)
+    assert northwind_workspace(seed=0, services=services).content_hash() == first.content_hash()
+    assert northwind_workspace(seed=1, services=services).content_hash() != first.content_hash()
 
 
 def test_demo_mailbox_has_200_believable_messages() -> None:
-    ws = build_demo_workspace(seed=0, services=("directory", "mail"))
-    company = build_company(0)
+    ws = northwind_workspace(seed=0, services=("directory", "mail"))
+    company = northwind(0)
     rows = ws.rows("mail_messages")
     assert len(rows) == 200
-    assert {r["owner"] for r in rows} == {company.user.email}
+    assert {r["owner"] for r in rows} == {company.user}
     folders = {
         f: sum(r["folder"] == f for r in rows) for f in ("inbox", "sent", "drafts", "archive", "trash")
     }
@@ -641,7 +642,7 @@ def test_demo_mailbox_has_200_believable_messages() -> None:
 
 
 def test_demo_attaches_files_of_the_files_service_when_it_is_there() -> None:
-    world = northwind_world(0)
+    world = northwind(0)
     ws = Workspace.create([SCHEMA, FILES_SCHEMA], clock_start=world.start)
     populate(ws, world, random.Random("0:mail"))
     attachments = ws.rows("mail_attachments")
@@ -652,7 +653,7 @@ def test_demo_attaches_files_of_the_files_service_when_it_is_there() -> None:
 def test_the_demo_mailbox_is_searchable_by_sender_recipient_and_attachment() -> None:
     """The seed writes the search index once, at the end: every message is found by its
     sender, each of its recipients and its attachments' names, and by nothing of another's."""
-    world = northwind_world(0)
+    world = northwind(0)
     ws = Workspace.create([SCHEMA, FILES_SCHEMA], clock_start=world.start)
     populate(ws, world, random.Random("0:mail"))
     assert ws.conn.execute("SELECT count(*) FROM mail_search").fetchone()[0] == 200

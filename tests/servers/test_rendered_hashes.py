@@ -9,17 +9,16 @@ from itertools import combinations
 
 import pytest
 
-from coworkenv.servers import SERVICE_NAMES, demo
-from coworkenv.servers.demo import (
-    build_demo_workspace,
-    build_world_workspace,
-    demo_snapshot,
+from coworkenv.servers import SERVICE_NAMES, render
+from coworkenv.servers.render import (
     forget_snapshots,
-    northwind_world,
-    world_snapshot,
+    northwind_snapshot,
+    northwind_workspace,
+    render_workspace,
+    rendered_snapshot,
 )
 from coworkenv.state import Workspace
-from coworkenv.worlds import world
+from coworkenv.worlds import northwind, world
 
 PINNED = {
     ("demo", None, 0): "b76a4bef70de78212a0e507b565055e45c81ae7d7f0ccc4330b8ac44a7a328f6",
@@ -32,26 +31,23 @@ PINNED = {
 
 @pytest.mark.parametrize("profile, size, seed", list(PINNED), ids=lambda v: str(v))
 def test_a_rendered_world_has_its_pinned_content_hash(profile: str, size: int | None, seed: int) -> None:
-    if profile == "demo":
-        ws = build_demo_workspace(seed)
-    else:
-        ws = build_world_workspace(world(profile, size, seed))
+    ws = northwind_workspace(seed) if profile == "demo" else render_workspace(world(profile, size, seed))
     assert ws.content_hash() == PINNED[(profile, size, seed)]
 
 
 def test_rendered_seeds_are_kept_by_recency_within_their_byte_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     forget_snapshots()
-    first = demo_snapshot(0, ["tickets"])
-    assert demo_snapshot(0, ["tickets"]) is first  # rendered once
+    first = northwind_snapshot(0, ["tickets"])
+    assert northwind_snapshot(0, ["tickets"]) is first  # rendered once
     # Room for two of these: the least recently used goes when a third comes.
-    monkeypatch.setattr(demo, "SNAPSHOT_BYTES_KEPT", 2 * len(first.data) + len(first.data) // 2)
-    second = demo_snapshot(1, ["tickets"])
-    assert demo_snapshot(0, ["tickets"]) is first  # now the most recent
-    demo_snapshot(2, ["tickets"])
-    assert demo_snapshot(0, ["tickets"]) is first
-    assert demo_snapshot(1, ["tickets"]) is not second  # dropped, rendered again
+    monkeypatch.setattr(render, "SNAPSHOT_BYTES_KEPT", 2 * len(first.data) + len(first.data) // 2)
+    second = northwind_snapshot(1, ["tickets"])
+    assert northwind_snapshot(0, ["tickets"]) is first  # now the most recent
+    northwind_snapshot(2, ["tickets"])
+    assert northwind_snapshot(0, ["tickets"]) is first
+    assert northwind_snapshot(1, ["tickets"]) is not second  # dropped, rendered again
     forget_snapshots()
-    assert demo_snapshot(0, ["tickets"]) is not first
+    assert northwind_snapshot(0, ["tickets"]) is not first
 
 
 def _all_rows(ws: Workspace) -> dict[str, list[tuple]]:
@@ -76,26 +72,26 @@ def test_every_set_of_services_put_together_from_parts_is_the_set_rendered_whole
     profile: str, seed: int
 ) -> None:
     forget_snapshots()
-    w = northwind_world(seed) if profile == "demo" else world(profile, None, seed)
+    w = northwind(seed) if profile == "demo" else world(profile, None, seed)
     for services in SERVICE_SETS:
-        made = world_snapshot(w, services).fork()
-        rendered = build_world_workspace(w, services)
+        made = rendered_snapshot(w, services).fork()
+        rendered = render_workspace(w, services)
         assert _all_rows(made) == _all_rows(rendered), services
         assert made.content_hash() == rendered.content_hash()
     for services in [("files", "mail", "tickets"), ("calendar", "directory")]:
-        assert _all_rows(demo_snapshot(seed, services).fork()) == _all_rows(
-            build_demo_workspace(seed, services)
+        assert _all_rows(northwind_snapshot(seed, services).fork()) == _all_rows(
+            northwind_workspace(seed, services)
         )
 
 
 def test_a_set_put_together_without_what_mail_reads_would_differ(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above can fail: mail rendered without the files it attaches differs."""
     forget_snapshots()
-    monkeypatch.setattr(demo, "SEED_READS", {})
-    w = northwind_world(4)
+    monkeypatch.setattr(render, "SEED_READS", {})
+    w = northwind(4)
     made, rendered = (
-        world_snapshot(w, ("files", "mail", "tickets")).fork(),
-        build_world_workspace(w, ("files", "mail", "tickets")),
+        rendered_snapshot(w, ("files", "mail", "tickets")).fork(),
+        render_workspace(w, ("files", "mail", "tickets")),
     )
     assert _all_rows(made)["mail_attachments"] == []
     assert _all_rows(rendered)["mail_attachments"] != []

@@ -11,8 +11,9 @@ import pytest
 from mcp import Client
 
 from coworkenv.servers import apply_world_operation, build_server, create_workspace
-from coworkenv.servers.demo import DEMO_START, build_company, build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import Workspace, format_time
+from coworkenv.worlds import northwind
 from tests.conftest import START
 
 ANN = "ann.lee@northwind.example"  # Support, the user the agent works for
@@ -356,19 +357,19 @@ def test_add_link_links_two_tickets_and_refuses_self_links(ws: Workspace) -> Non
 
 
 def test_the_demo_is_deterministic_per_seed() -> None:
-    first = build_demo_workspace(seed=0, services=("directory", "tickets"))
-    again = build_demo_workspace(seed=0, services=("directory", "tickets"))
-    other = build_demo_workspace(seed=1, services=("directory", "tickets"))
+    first = northwind_workspace(seed=0, services=("directory", "tickets"))
+    again = northwind_workspace(seed=0, services=("directory", "tickets"))
+    other = northwind_workspace(seed=1, services=("directory", "tickets"))
     assert first.content_hash() == again.content_hash()
     assert first.content_hash() != other.content_hash()
     # Without a directory the tickets are the same: tickets draw only on their own rng.
-    alone = build_demo_workspace(seed=0, services=("tickets",))
+    alone = northwind_workspace(seed=0, services=("tickets",))
     assert alone.rows("tickets_tickets") == first.rows("tickets_tickets")
 
 
 def test_the_demo_has_sixty_varied_tickets_in_four_queues() -> None:
-    ws = build_demo_workspace(seed=0, services=("directory", "tickets"))
-    company = build_company(0)
+    ws = northwind_workspace(seed=0, services=("directory", "tickets"))
+    company = northwind(0)
     tickets = ws.rows("tickets_tickets")
     assert [t["id"] for t in tickets] == list(range(1, 61))
     assert Counter(t["queue"] for t in tickets) == {"Support": 24, "Billing": 14, "Engineering": 12, "IT": 10}
@@ -393,12 +394,11 @@ def test_the_demo_has_sixty_varied_tickets_in_four_queues() -> None:
     assert {t["assignee"] for t in tickets} - workers == {None}
     assert all(t["assignee"] for t in tickets if t["status"] != "open")
     created = [t["created_at"] for t in tickets]
-    assert created == sorted(created) and created[-1] < format_time(DEMO_START)
+    assert created == sorted(created) and created[-1] < format_time(START)
     dues = [t["due_at"] for t in tickets if t["due_at"]]
     assert len(dues) >= 10
     assert all(
-        format_time(DEMO_START - timedelta(days=5)) <= d <= format_time(DEMO_START + timedelta(days=11))
-        for d in dues
+        format_time(START - timedelta(days=5)) <= d <= format_time(START + timedelta(days=11)) for d in dues
     )
     comments = ws.rows("tickets_comments")
     assert len({c["ticket_id"] for c in comments}) >= 30

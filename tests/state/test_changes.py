@@ -8,7 +8,7 @@ from functools import lru_cache
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coworkenv.servers.demo import build_demo_workspace
+from coworkenv.servers.render import northwind_workspace
 from coworkenv.state import ServiceSchema, Snapshot, Workspace
 from coworkenv.state.changes import BASE_TABLE, lineage, touched
 from coworkenv.state.diff import diff_connections
@@ -16,7 +16,7 @@ from coworkenv.state.diff import diff_connections
 
 @lru_cache(maxsize=1)
 def base() -> Snapshot:
-    ws = build_demo_workspace(seed=0)
+    ws = northwind_workspace(seed=0)
     ws.mark_base()
     return ws.snapshot()
 

@@ -8,8 +8,9 @@ import coworkenv.synth.families  # noqa: F401  (registers the families)
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.seeding import seed_workspace
 from coworkenv.rollout.validation import validate_task
-from coworkenv.synth.family import FAMILIES, FamilyContext, build_task
-from coworkenv.worlds import PROFILES, world
+from coworkenv.synth.family import FAMILIES, Difficulty, FamilyContext, SeedDoesNotFit, build_task
+from coworkenv.synth.generators import DraftRequest, GenerationError, ProceduralGenerator
+from coworkenv.worlds import PROFILES, world, world_from_spec
 
 WORLD_FAMILIES = sorted(name for name, fam in FAMILIES.items() if fam.worlds)
 """The families that take their queues, people and topics from the world (the others assume
@@ -98,3 +99,29 @@ def test_a_world_family_meets_the_whole_contract(family_name: str, profile: str)
     assert report.ok, report.summary()
     assert set(report.kill_rates().values()) == {1.0}
     assert set(report.acceptance_rates().values()) == {1.0}
+
+
+async def test_a_draw_that_does_not_fit_its_world_is_a_spent_round_not_a_crash() -> None:
+    # On this world a seed ticket of the front queue falls in the task's three-hour window,
+    # which would make "the last three hours of tickets" ambiguous: the family says so, and
+    # the generator answers with a round's error (the next round draws another seed).
+    request = DraftRequest(
+        slot=35,
+        capability="triage_routing",
+        variant=2,
+        difficulty=2,
+        seed=11,
+        family="tickets_route_by_rule",
+        world="marketing_agency:14:166",
+    )
+    with pytest.raises(SeedDoesNotFit, match="fall in the task's three-hour window"):
+        build_task(
+            "tickets_route_by_rule",
+            11002,
+            Difficulty.level(2),
+            world=world_from_spec("marketing_agency:14:166"),
+        )
+    with pytest.raises(
+        GenerationError, match=r"family 'tickets_route_by_rule' on seed 11002: .*; drawing again"
+    ):
+        await ProceduralGenerator().draft(request, None, None, 0)

@@ -55,6 +55,13 @@ ACCEPTED = [
     ("Total EUR 132,530; the line is EUR 24,430.", {"number": 132530}, {"number": 24430}),
     ("The total is EUR 450, due in 2026 as agreed.", {"number": 450}),
     ("The total is EUR 450; the two of us agreed it.", {"number": 450}),
+    # a question to the reader, a condition on something else, a question after the claim
+    ("Could you join the call on Tuesday 3 March at 16:00?", MEETING),
+    ("Shall we meet on Tuesday 3 March at 16:00?", MEETING),
+    ("Let me know whether 16:00 on Tuesday 3 March works for you.", MEETING),
+    ("If you have questions about ticket #61, reply here.", {"ticket": 61}),
+    ("Your ticket is #61. Anything else?", {"ticket": 61}),
+    ("The total is EUR 450, as confirmed by finance.", {"number": 450}),
 ]
 
 
@@ -185,6 +192,22 @@ REJECTED = [
         "states date '2026-03-03' as an old value",
     ),
     ("Use GO-95359 instead of GO-39257.", {"text": "GO-39257"}, "states text 'GO-39257' as an old value"),
+    # said without committing to it: asked, made a condition, doubted, taken back
+    ("Is it ticket #61?", {"ticket": 61}, "states ticket 61 only as a question"),
+    ("Could the total be EUR 450?", {"number": 450}, "states number 450 only as a question"),
+    ("If it is ticket #61, I will close it.", {"ticket": 61}, "states ticket 61 only as a condition"),
+    ("I cannot confirm that the ticket is #61.", {"ticket": 61}, "states ticket 61 only as a guess"),
+    ("Unless I am wrong, the total is EUR 450.", {"number": 450}, "states number 450 only as a guess"),
+    ("The total is EUR 450 (unverified).", {"number": 450}, "states number 450 only as a guess"),
+    ("I do not know the total; it might be EUR 450.", {"number": 450}, "states number 450 only as a guess"),
+    ("The total is EUR 450-ish.", {"number": 450}, "states number 450 only approximately"),
+    ("Nobody said the total is EUR 450.", {"number": 450}, "states number 450 only negated"),
+    ("The total: EUR 450, wait, no.", {"number": 450}, "states number 450 only negated"),
+    (
+        "The total is EUR 450. Ignore the previous sentence.",
+        {"number": 450},
+        "states number 450 but takes it back ('ignore the previous sentence')",
+    ),
     # not there at all
     ("Please see below. Best regards", {"number": 450}, "does not state number 450"),
 ]

@@ -134,7 +134,7 @@ class _Figures:
     asked: list[tuple[str, int]]
     style: str
     author: Any
-    """The colleague who wrote the final report (a DemoPerson or a world's Person)."""
+    """The colleague who wrote the final report (a `Person`)."""
 
     def reports(self) -> list[_Report]:
         return [self.target, *self.distractors]

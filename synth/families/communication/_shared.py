@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from coworkenv.servers.demo import DemoPerson
+from coworkenv.world import Person
 
 from ...family import FamilyContext
 from ...phrasing import first_name
@@ -30,7 +30,7 @@ def _ago(ctx: FamilyContext, days: float = 0, hours: float = 0) -> str:
     return _iso(_when(ctx, days, hours))
 
 
-def _first(person: DemoPerson) -> str:
+def _first(person: Person) -> str:
     """The person's given name, never a title ("Dr. Ana Ruiz" -> "Ana")."""
     return first_name(person.name)
 

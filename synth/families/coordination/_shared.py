@@ -11,7 +11,6 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time
 from coworkenv.world import Person
 
@@ -44,12 +43,12 @@ def _retry(build: Callable[[FamilyContext], Json | None], ctx: FamilyContext, wh
     raise RuntimeError(f"{ctx.family} seed {ctx.seed}: found no {what} in {ATTEMPTS} attempts")
 
 
-def _core_name(person: DemoPerson | Person) -> str:
+def _core_name(person: Person) -> str:
     """The name without titles like Dr. or MD, as people write it."""
     return " ".join(t for t in person.name.split() if t not in PREFIXES | SUFFIXES)
 
 
-def _first(person: DemoPerson | Person) -> str:
+def _first(person: Person) -> str:
     return _core_name(person).split()[0]
 
 
@@ -115,7 +114,7 @@ def _mail_sent(
     return _check(check_id, "mail_sent", description, **fields)
 
 
-def _person(p: DemoPerson) -> Json:
+def _person(p: Person) -> Json:
     return {"person": p.email, "name": p.name}
 
 
@@ -141,7 +140,7 @@ def _meeting_days(ctx: FamilyContext) -> list[date]:
     return [d for d in days if d.weekday() < 5]
 
 
-def _hours(ctx: FamilyContext, person: DemoPerson) -> tuple[time, time]:
+def _hours(ctx: FamilyContext, person: Person) -> tuple[time, time]:
     """The person's working hours in the world (the demo company's people are its people too)."""
     world = ctx.the_world
     found = next((p for p in world.people if p.email == person.email), None)
@@ -152,7 +151,7 @@ def _hours(ctx: FamilyContext, person: DemoPerson) -> tuple[time, time]:
 READINGS = ("both", "own", "default")
 
 
-def _shifts(ctx: FamilyContext, people: Sequence[DemoPerson], reading: str = "both") -> list[Shift]:
+def _shifts(ctx: FamilyContext, people: Sequence[Person], reading: str = "both") -> list[Shift]:
     """Each person's working day, by one reading of "working hours": `own` (the person's, from
     the world), `default` (the calendar's 09:00-17:00) or `both` (the part inside both), so a
     time planned with `both` fits whichever reading an agent takes."""
@@ -195,14 +194,14 @@ def _common_window(day: date, mine: Shift, shifts: Sequence[Shift]) -> tuple[dat
 
 
 def _window(
-    ctx: FamilyContext, day: date, people: Sequence[DemoPerson], reading: str = "both"
+    ctx: FamilyContext, day: date, people: Sequence[Person], reading: str = "both"
 ) -> tuple[datetime, datetime] | None:
     """When the user and `people` are all at work on `day` (see `_shifts` for `reading`)."""
     (mine,) = _shifts(ctx, [ctx.user], reading)
     return _common_window(day, mine, _shifts(ctx, people, reading))
 
 
-def _named(ctx: FamilyContext, people: Sequence[DemoPerson]) -> list[DemoPerson]:
+def _named(ctx: FamilyContext, people: Sequence[Person]) -> list[Person]:
     """Those of `people` nobody else in the world shares a name (or a first name) with, so a
     request naming them is never ambiguous."""
     everyone = ctx.the_world.people
@@ -218,16 +217,16 @@ def _pick_group(
     min_minutes: int,
     exclude: Sequence[str] = (),
     least: int | None = None,
-) -> tuple[list[DemoPerson], tuple[datetime, datetime]] | None:
+) -> tuple[list[Person], tuple[datetime, datetime]] | None:
     """`n` colleagues whose working hours overlap the user's on `day` by at least `min_minutes`
     (by both readings of working hours, see `_shifts`), people in other time zones first; in a
     small or scattered world as many as can meet, if that is at least `least` (default `n`)."""
     pool = _named(ctx, ctx.people(exclude=exclude))
-    best: tuple[list[DemoPerson], tuple[datetime, datetime]] | None = None
+    best: tuple[list[Person], tuple[datetime, datetime]] | None = None
     for _ in range(4):
         ctx.rng.shuffle(pool)
         pool.sort(key=lambda p: p.time_zone == ctx.user.time_zone)
-        chosen: list[DemoPerson] = []
+        chosen: list[Person] = []
         window = None
         for person in pool:
             wider = _window(ctx, day, [*chosen, person])
@@ -256,7 +255,7 @@ def _side_titles(ctx: FamilyContext) -> list[str]:
 
 
 def _event(
-    organizer: DemoPerson,
+    organizer: Person,
     title: str,
     start: datetime,
     end: datetime,

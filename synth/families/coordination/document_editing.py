@@ -7,10 +7,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import format_time
 from coworkenv.task import Task
-from coworkenv.world import World
+from coworkenv.world import Person, World
 
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, request
@@ -239,7 +238,7 @@ def _step_of(hi: int) -> int:
     return 5 if hi < 1000 else 50
 
 
-def _policy_text(doc: Json, owner: DemoPerson, amounts: dict[str, int], year: int) -> str:
+def _policy_text(doc: Json, owner: Person, amounts: dict[str, int], year: int) -> str:
     rows = [
         doc["line"].format(label=label, currency=cur, amount=amounts[label]) for label, cur, *_ in doc["rows"]
     ]
@@ -247,14 +246,12 @@ def _policy_text(doc: Json, owner: DemoPerson, amounts: dict[str, int], year: in
     return "\n".join([*head, *doc.get("header", []), *rows, "", *doc["outro"]]) + "\n"
 
 
-def _file(path: str, content: str, owner: DemoPerson, at: datetime) -> Json:
+def _file(path: str, content: str, owner: Person, at: datetime) -> Json:
     params = {"path": path, "content": content, "modified_by": owner.email, "created_at": format_time(at)}
     return {"service": "files", "operation": "add_file", "params": params}
 
 
-def _policy_distractors(
-    ctx: FamilyContext, doc: Json, owner: DemoPerson, amounts: dict[str, int]
-) -> list[Json]:
+def _policy_distractors(ctx: FamilyContext, doc: Json, owner: Person, amounts: dict[str, int]) -> list[Json]:
     """An FAQ quoting today's values (in the desk team's folder) and archived versions of
     earlier years: all stay as they are."""
     world = ctx.the_world
@@ -301,7 +298,7 @@ def _policy_changes(
     return changes, f"the {doc['kind']} {listed}", values
 
 
-def _policy_request(ctx: FamilyContext, doc: Json, wanted: str, owner: DemoPerson) -> str:
+def _policy_request(ctx: FamilyContext, doc: Json, wanted: str, owner: Person) -> str:
     """The user's request: the changes, the stamp with today's date, nothing else touched."""
     path, today = doc["path"], ctx.start.date()
     stamp = f"Last updated: {today.isoformat()}"
@@ -445,7 +442,7 @@ LAYOUT_CHECK = """def check(initial, final, audit):
 """
 
 
-def _mail(sender: DemoPerson, to: list[str], subject: str, body: str, at: datetime) -> Json:
+def _mail(sender: Person, to: list[str], subject: str, body: str, at: datetime) -> Json:
     params = {
         "from_addr": sender.email,
         "to": to,
@@ -483,7 +480,7 @@ def _other_meetings(ctx: FamilyContext) -> list[str]:
     return [f"{t} {kind}" for t in teams for kind in ("planning sync", "roadmap review")]
 
 
-def _attendees(ctx: FamilyContext, n: int) -> list[DemoPerson]:
+def _attendees(ctx: FamilyContext, n: int) -> list[Person]:
     """`n` colleagues, the user's team first, none sharing a name with anyone else (nor with
     an address that reads like a typo, "dr..webster@", which the notes would repeat)."""
     named = [p for p in unique_names(ctx.the_world, ctx.people(), first=False) if ".." not in p.email]
@@ -505,7 +502,7 @@ def _notes_meeting(ctx: FamilyContext) -> Json:
 
 
 def _decision_mails(
-    ctx: FamilyContext, title: str, people: list[DemoPerson], decisions: list[str], after: datetime
+    ctx: FamilyContext, title: str, people: list[Person], decisions: list[str], after: datetime
 ) -> list[Json]:
     """A thread in which the attendees write down the decisions, one per mail."""
     everyone = [ctx.user.email] + [p.email for p in people]

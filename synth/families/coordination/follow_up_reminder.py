@@ -6,9 +6,9 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
+from coworkenv.world import Person
 
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
@@ -37,7 +37,7 @@ def _customer_queues(ctx: FamilyContext) -> list[Any]:
     return [q for q in queues if q.requested_by == "customers"] or list(queues)
 
 
-def _ticket(ctx: FamilyContext, requester: DemoPerson, assignee: DemoPerson, due_in_days: int) -> Json:
+def _ticket(ctx: FamilyContext, requester: Person, assignee: Person, due_in_days: int) -> Json:
     """A ticket on a topic of one of the world's customer queues, due `due_in_days` from today."""
     world = ctx.the_world
     queue = ctx.choice(_customer_queues(ctx))
@@ -66,7 +66,7 @@ def _ticket(ctx: FamilyContext, requester: DemoPerson, assignee: DemoPerson, due
     return {"service": "tickets", "operation": "add_ticket", "params": params}
 
 
-def _follow_up_tickets(ctx: FamilyContext, teammate: DemoPerson) -> list[Json]:
+def _follow_up_tickets(ctx: FamilyContext, teammate: Person) -> list[Json]:
     """Overdue tickets of the user (the items), then distractors: tickets of the user that are
     not due yet, and overdue tickets of a teammate."""
     customers = ctx.people(internal=False)
@@ -82,7 +82,7 @@ def _follow_up_tickets(ctx: FamilyContext, teammate: DemoPerson) -> list[Json]:
     return ops
 
 
-def _teammate(ctx: FamilyContext) -> DemoPerson:
+def _teammate(ctx: FamilyContext) -> Person:
     """A colleague of the user's team (else any colleague) whose name nobody else shares."""
     world = ctx.the_world
     return ctx.choice(
@@ -92,7 +92,7 @@ def _teammate(ctx: FamilyContext) -> DemoPerson:
     )
 
 
-def _follow_up_request(ctx: FamilyContext, teammate: DemoPerson, due_day: Any, days: int) -> str:
+def _follow_up_request(ctx: FamilyContext, teammate: Person, due_day: Any, days: int) -> str:
     """The user's request: chase each overdue ticket, move its due date, mail the numbers."""
     chase = ctx.choice(
         [

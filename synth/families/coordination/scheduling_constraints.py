@@ -20,9 +20,9 @@ from zoneinfo import ZoneInfo
 
 from coworkenv.servers.calendar.availability import WorkingHours
 from coworkenv.servers.calendar.availability import people as calendar_people
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import Workspace, format_time
 from coworkenv.task import Task
+from coworkenv.world import Person
 
 from ...family import FamilyContext, family
 from ...phrasing import Ask, request
@@ -54,7 +54,7 @@ CALENDAR = ["calendar", "directory"]
 # -- wording, checks and free slots --------------------------------------------------------------
 
 
-def _names(people: Sequence[DemoPerson | str]) -> str:
+def _names(people: Sequence[Person | str]) -> str:
     names = [p if isinstance(p, str) else p.name for p in people]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -86,7 +86,7 @@ def _topic_phrase(ctx: FamilyContext, topic: str) -> str:
 def _free_starts(
     ctx: FamilyContext,
     ws: Workspace,
-    people: Sequence[DemoPerson],
+    people: Sequence[Person],
     window: tuple[datetime, datetime],
     minutes: int,
     step: int = 30,
@@ -137,7 +137,7 @@ BUSY_TITLES = [
 ]
 
 
-def _blocks(ctx: FamilyContext, people: list[DemoPerson], start: datetime, end: datetime) -> list[Json]:
+def _blocks(ctx: FamilyContext, people: list[Person], start: datetime, end: datetime) -> list[Json]:
     """Busy events that together cover [start, end), each on one person's calendar."""
     ops = []
     at = start
@@ -148,9 +148,7 @@ def _blocks(ctx: FamilyContext, people: list[DemoPerson], start: datetime, end: 
     return ops
 
 
-def _harmless(
-    ctx: FamilyContext, group: list[DemoPerson], start: datetime, end: datetime, count: int
-) -> list:
+def _harmless(ctx: FamilyContext, group: list[Person], start: datetime, end: datetime, count: int) -> list:
     """Events in the free gap that keep nobody of the group busy: cancelled ones, declined
     invitations, and other people's meetings."""
     others = ctx.people(exclude=[p.email for p in group])
@@ -307,9 +305,7 @@ def _schedule_plan(ctx: FamilyContext) -> Json | None:
     }
 
 
-def _schedule_request(
-    ctx: FamilyContext, group: list[DemoPerson], minutes: int, day: date, topic: str
-) -> str:
+def _schedule_request(ctx: FamilyContext, group: list[Person], minutes: int, day: date, topic: str) -> str:
     names, when = _names(group), _day_text(day)
     steps = ctx.choice(
         [
@@ -429,7 +425,7 @@ def _own_titles(ctx: FamilyContext) -> list[str]:
 
 
 def _side_meetings(
-    ctx: FamilyContext, group: list[DemoPerson], day: date, keep: tuple[datetime, datetime]
+    ctx: FamilyContext, group: list[Person], day: date, keep: tuple[datetime, datetime]
 ) -> list[Json]:
     """The user's other meetings with some of the same people, on the day and the next
     weekday, at times free for them and outside `keep` (the meeting, the call and the slot
@@ -455,7 +451,7 @@ def _side_meetings(
 
 def _call(
     ctx: FamilyContext, exclude: Sequence[str], taken: set[str]
-) -> tuple[str, DemoPerson, list[DemoPerson]] | None:
+) -> tuple[str, Person, list[Person]] | None:
     """An important call with an outside organization (its title, host and guests), titled
     unlike anything else on the calendar around the day."""
     contact = ctx.person(internal=False)

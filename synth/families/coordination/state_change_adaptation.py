@@ -15,10 +15,9 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import format_time
 from coworkenv.task import Task
-from coworkenv.world import Queue, Topic
+from coworkenv.world import Person, Queue, Topic
 
 from ...family import FamilyContext, family
 from ...phrasing import Ask, first_name, greeting, request
@@ -92,7 +91,7 @@ def _reference(ctx: FamilyContext) -> str:
     return f"{ctx.the_world.reference_prefix}-{ctx.rng.randint(10000, 99999)}"
 
 
-def _new_ticket(customer: DemoPerson, last_ticket: int, condition: str) -> str:
+def _new_ticket(customer: Person, last_ticket: int, condition: str) -> str:
     """SQL: whether a ticket created in the episode for `customer` meets `condition` (on t)."""
     return (
         f"SELECT count(*) > 0 FROM tickets_tickets t WHERE t.id > {last_ticket} "
@@ -116,7 +115,7 @@ def _count_new_tickets(last_ticket: int, email: str) -> str:
     )
 
 
-def _customer_mail(customer: DemoPerson, mail_id: int, body: str, announced: bool, minutes: int) -> Json:
+def _customer_mail(customer: Person, mail_id: int, body: str, announced: bool, minutes: int) -> Json:
     params = {"from_addr": customer.email, "in_reply_to": mail_id, "body": body}
     return {
         "service": "mail",
@@ -317,7 +316,7 @@ def _third_turn(ctx: FamilyContext, case: _Case) -> Json:
     }
 
 
-def _old_tickets(ctx: FamilyContext, customer: DemoPerson, queue: str, topics: list[Topic]) -> list[Json]:
+def _old_tickets(ctx: FamilyContext, customer: Person, queue: str, topics: list[Topic]) -> list[Json]:
     """Older tickets of the same customer about other references: they stay untouched."""
     ops = []
     for i in range(ctx.difficulty.distractors):
@@ -456,11 +455,11 @@ def _the_meeting(title: str) -> str:
     return f"the {name}" if words[-1].lower() in NAMED_MEETINGS else f"the {name} meeting"
 
 
-def _hello(people: list[DemoPerson]) -> str:
+def _hello(people: list[Person]) -> str:
     return "Hi both," if len(people) == 2 else "Hi all,"
 
 
-def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPerson]) -> Json:
+def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Person]) -> Json:
     ask, asked, token = ctx.choice(ASKS)
     day, organizer, emails = plan["day"], plan["group"][0], [p.email for p in people]
     when = _day_text(day)
@@ -503,7 +502,7 @@ def _first_mail_turn(ctx: FamilyContext, plan: Json, title: str, people: list[De
     }
 
 
-def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[DemoPerson], event_id: int) -> Json:
+def _update_turn(ctx: FamilyContext, plan: Json, title: str, people: list[Person], event_id: int) -> Json:
     user, organizer, new = ctx.user, plan["group"][0], plan["new"]
     emails = [p.email for p in people]
     # The new time in the user's zone or the recipient's, or any zone the mail names with it.

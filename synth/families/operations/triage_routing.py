@@ -7,7 +7,7 @@ from typing import Any
 
 from coworkenv.task import Task
 
-from ...family import FamilyContext, family
+from ...family import FamilyContext, SeedDoesNotFit, family
 from ...phrasing import Ask, first_name, request
 from ._shared import _at, _field, _guard, _op, _plant, _ticket_values
 
@@ -168,7 +168,8 @@ def tickets_route_by_rule(ctx: FamilyContext) -> Task:
         "SELECT count(*) FROM tickets_tickets WHERE queue = ? AND created_at >= ? AND id < ?",
         (front, _at(ctx, hours=-3), results[0]["ticket_id"]),
     ).fetchone()[0]
-    assert early == 0, "a seed ticket falls in the task's time window"
+    if early:
+        raise SeedDoesNotFit(f"{early} seed ticket(s) of {front} fall in the task's three-hour window")
     ids = [r["ticket_id"] for r in results]
     checks = []
     for tid, (queue, _), op in zip(ids, plan, operations, strict=True):

@@ -14,9 +14,9 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from coworkenv.servers.demo import DemoPerson
 from coworkenv.state import format_time
 from coworkenv.task import Task
+from coworkenv.world import Person
 
 from ...family import FamilyContext, family
 from ..coordination._shared import (
@@ -72,7 +72,7 @@ def _problem(ctx: FamilyContext, ref: str) -> tuple[str, str]:
     return title, body
 
 
-def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
+def _older_tickets(ctx: FamilyContext, customer: Person) -> list[Json]:
     """The customer's older tickets about other references: "the ticket you opened this
     morning" is not one of them, and they stay untouched."""
     ops = []
@@ -90,7 +90,7 @@ def _older_tickets(ctx: FamilyContext, customer: DemoPerson) -> list[Json]:
     return ops
 
 
-def _resolved_pair(ctx: FamilyContext, customer: DemoPerson) -> tuple[list[Json], list[str]]:
+def _resolved_pair(ctx: FamilyContext, customer: Person) -> tuple[list[Json], list[str]]:
     """Two resolved older tickets of the customer, the older one first: "their old ticket that
     is sorted" could be either (the family draws which)."""
     queue = customer_queue(ctx).name

@@ -1,0 +1,1 @@
+../../coworkenv/__init__.py

@@ -1,0 +1,1 @@
+../../coworkenv/__main__.py

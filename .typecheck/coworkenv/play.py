@@ -1,0 +1,1 @@
+../../coworkenv/play.py

@@ -1,0 +1,1 @@
+../../coworkenv/task.py
