@@ -17,7 +17,7 @@ for module in ("torch", "transformers", "trl", "datasets", "gguf"):
 
 from click.testing import CliRunner  # noqa: E402
 
-from coworkenv.cli import main  # noqa: E402
+from coworkenv.cli import cli  # noqa: E402
 from coworkenv.rollout import OraclePolicy, read_records, run_episode  # noqa: E402
 from coworkenv.rollout.export_sft import to_trl_row  # noqa: E402
 from coworkenv.rollout.model_server import ChatModel, ModelServer  # noqa: E402
@@ -92,7 +92,7 @@ async def test_the_wheels_model_trains_serves_and_acts_through_rollout(tmp_path:
     os.environ.setdefault("COWORKENV_LOCAL_KEY", "local")
     with ModelServer(ChatModel(tuned, tuned_tokenizer), name="smollm2-test") as server:
         result = CliRunner().invoke(
-            main,
+            cli,
             [
                 "rollout",
                 str(TASK),
