@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 for module in ("torch", "transformers", "trl", "datasets", "gguf"):
@@ -55,9 +56,9 @@ async def _sft_rows() -> list[dict[str, Any]]:
     return rows
 
 
-async def test_the_wheels_model_trains_serves_and_acts_through_rollout(tmp_path: Path) -> None:
+def test_the_wheels_model_trains_serves_and_acts_through_rollout(tmp_path: Path) -> None:
     assert gguf_path().name == GGUF_FILE
-    rows = await _sft_rows()
+    rows = anyio.run(_sft_rows)  # the rollout CLI below runs its own event loop
     model, tokenizer = load_base()
     assert type(model).__name__ == "LlamaForCausalLM"
     assert model.config.max_position_embeddings == 8192
