@@ -1,10 +1,11 @@
 """Run every benchmark: `python -m benchmarks` (or `make bench`); `python -m benchmarks state`
 runs one group (state, tools, services, memory, episodes, validation, scale, rollout, synth,
-worlds)."""
+worlds, documents)."""
 
 import sys
 
 from benchmarks import (
+    bench_documents,
     bench_episodes,
     bench_memory,
     bench_rollout,
@@ -28,6 +29,7 @@ GROUPS = {
     "rollout": bench_rollout.run,
     "synth": bench_synth.run,
     "worlds": bench_worlds.run,
+    "documents": bench_documents.run,
 }
 
 

@@ -401,6 +401,43 @@ def world_facts(conn: sqlite3.Connection, services: Sequence[str], scene: Scene)
             r[0] for r in conn.execute("SELECT path FROM files_nodes WHERE kind = 'dir' AND parent = '/'")
         ]
         lines.append("Top folders: " + ", ".join(folders))
+    if "crm" in services:
+        from coworkenv.servers.crm.schema import STAGES
+
+        accounts = [
+            f"{r[0]} {r[1]} ({r[2]})" for r in conn.execute("SELECT id, name, kind FROM crm_accounts")
+        ]
+        lines.append("CRM accounts: " + "; ".join(accounts[:12]) + (" ..." if len(accounts) > 12 else ""))
+        lines.append("Deal stages: " + ", ".join(STAGES) + ".")
+    if "notes" in services:
+        for db_id, title in conn.execute("SELECT id, title FROM notes_databases ORDER BY id"):
+            props = [
+                f"{name} {kind}" + (f" [{'|'.join(choices)}]" if choices else "")
+                for name, kind, options in conn.execute(
+                    "SELECT name, type, options FROM notes_properties WHERE database_id = ? ORDER BY position",
+                    (db_id,),
+                )
+                for choices in [json.loads(options or "[]")]
+            ]
+            lines.append(f"Notes database {db_id} {title!r}: " + ", ".join(props))
+        articles = [
+            r[0] for r in conn.execute("SELECT title FROM notes_pages WHERE kind = 'article' LIMIT 8")
+        ]
+        if articles:
+            lines.append("Knowledge-base articles include: " + "; ".join(articles))
+    if "sheets" in services:
+        books = [
+            f"{sid} {title!r} ("
+            + ", ".join(
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sheets_sheets WHERE spreadsheet_id = ? ORDER BY position", (sid,)
+                )
+            )
+            + ")"
+            for sid, title in conn.execute("SELECT id, title FROM sheets_spreadsheets ORDER BY id").fetchall()
+        ]
+        lines.append("Spreadsheets (id title (sheets)): " + "; ".join(books))
     return "\n".join(f"- {line}" for line in lines)
 
 
@@ -432,8 +469,9 @@ def system_prompt(
     ordered = [s for s in SERVICE_NAMES if s in services]
     ws = _world(scene.profile, scene.world_seed, tuple(ordered))
     parts = [
-        "You write tasks that train AI coworkers: executable JSON over a workspace (mail, tickets, calendar, files, "
-        "directory). A task: a seed (initial state), turns (events before the turn, the user's message, checks, "
+        "You write tasks that train AI coworkers: executable JSON over a workspace of services (here: "
+        + ", ".join(ordered)
+        + "). A task: a seed (initial state), turns (events before the turn, the user's message, checks, "
         "a reference solution of tool calls), final checks and safety rules. Checks read the database and the "
         "audit log, never the agent's chat. Answer with the task JSON only.",
         "## Contract\n" + CONTRACT,

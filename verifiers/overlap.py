@@ -219,7 +219,9 @@ def build_index(
     if sheets:
         _sheet_sources(index, conn, None)
     if files:
-        for path, content in conn.execute("SELECT path, content FROM files_nodes WHERE kind = 'file'"):
+        # Documents (PDFs, images) hold bytes, not text: their overlap is not judged here.
+        text_files = "SELECT path, content FROM files_nodes WHERE kind = 'file' AND typeof(content) = 'text'"
+        for path, content in conn.execute(text_files):
             if marked_confidential(content):
                 index.add_source(f"file {path}", file_body(content))
             else:
@@ -340,7 +342,12 @@ def episode_index(ev: Evidence, inside: Inside) -> InternalText:
         paths = [r["path"] for r in td.added] + [c.key["path"] for c in td.changed if "content" in c.columns]
         for path in paths:
             row = ev.row_by_key("files_nodes", {"path": path})
-            if row is None or row["kind"] != "file" or str(row["modified_by"] or "").lower() == user:
+            if (
+                row is None
+                or row["kind"] != "file"
+                or not isinstance(row["content"], str)
+                or str(row["modified_by"] or "").lower() == user
+            ):
                 continue
             if marked_confidential(row["content"]):
                 index.add_source(f"file {path}", file_body(row["content"]))

@@ -16,6 +16,7 @@ from coworkenv.servers.hosting import (
     serve_http,
     serve_stdio,
 )
+from coworkenv.state import Workspace
 
 from .options import (
     host_option,
@@ -58,6 +59,11 @@ SERVICE_CHOICES = [*SERVICE_NAMES, "all"]
     help="Serve a world's seed workspace: a profile NAME[:SIZE[:SEED]] (see `coworkenv world list`) or a world JSON file.",
 )
 @click.option(
+    "--documents",
+    is_flag=True,
+    help="With --demo or --world: also plant one document of each kind (PDFs, images) in /examples/documents.",
+)
+@click.option(
     "--transport",
     type=click.Choice(["stdio", "http"]),
     default="stdio",
@@ -85,6 +91,7 @@ def serve(
     db: Path | None,
     demo: int | None,
     world: str | None,
+    documents: bool,
     transport: str,
     host: str,
     port: int,
@@ -103,6 +110,12 @@ def serve(
         raise click.UsageError(
             f"the workspace has no {service} service; it has: {', '.join(workspace.services)}"
         )
+    if documents:
+        if db is not None:
+            raise click.UsageError(
+                "--documents plants into --demo or --world; a saved workspace is served as it is"
+            )
+        _plant_example_documents(workspace)
     if transport == "stdio":
         anyio.run(serve_stdio, workspace, service)
         return
@@ -110,6 +123,18 @@ def serve(
         click.echo(f"serving http://{host}:{port}{path}", err=True)
     limits = SessionLimits(max_sessions=max_sessions, idle_timeout=session_timeout)
     serve_http(workspace, service, host=host, port=port, limits=limits)
+
+
+def _plant_example_documents(workspace: Workspace) -> None:
+    """One document of each kind in the workspace's files, for a look in the Inspector."""
+    from coworkenv.servers import apply_world_operation
+
+    if "files" not in workspace.services:
+        raise click.UsageError("--documents needs the files service, which this workspace lacks")
+    try:
+        apply_world_operation(workspace, "files", "add_example_documents", {})
+    except ValueError as exc:
+        raise click.UsageError(f"--documents: {exc}") from None
 
 
 @click.command("env-server")

@@ -20,13 +20,15 @@ judged (its model endpoint or harness broke, or its checks could not run) gets n
 and no metrics: its scoring fails with the reason. With `records_dir`, each rollout's
 `EpisodeRecord` is appended there, for `coworkenv report` and `coworkenv export`.
 
-verifiers finds tasksets by id: importing this module registers it, in this process, as
-the taskset `coworkenv`.
+verifiers finds tasksets and harnesses by id: importing this module registers it, in this
+process, as the taskset `coworkenv` and the harness `coworkenv` (`OwnPythonChatHarness`:
+verifiers' chat harness run by this Python, so a rollout downloads nothing).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import sys
 from collections.abc import Iterable, Iterator
@@ -75,10 +77,13 @@ def import_verifiers() -> Any:
 
 if TYPE_CHECKING:
     import verifiers.v1 as vf
+    from verifiers.v1.harnesses.null.harness import NullHarness as _NullHarness
 else:
     vf = import_verifiers()
+    from verifiers.v1.harnesses.null.harness import NullHarness as _NullHarness
 
 __all__ = [
+    "HARNESS_ID",
     "TASKSET_ID",
     "CoworkEnv",
     "CoworkEnvConfig",
@@ -87,6 +92,7 @@ __all__ = [
     "CoworkTaskData",
     "CoworkTaskset",
     "CoworkTasksetConfig",
+    "OwnPythonChatHarness",
     "import_verifiers",
     "load_environment",
 ]
@@ -198,11 +204,56 @@ class CoworkTaskset(vf.Taskset[CoworkTask, CoworkTasksetConfig]):
             yield CoworkTask(data, self.config.task)
 
 
-class CoworkEnvConfig(vf.EnvConfig):
-    """One agent: verifiers' chat harness with MCP tools (`null`), run as a local process
-    (the episode's tools are served on 127.0.0.1, which a remote sandbox cannot reach)."""
+class _ScriptsOnThisPython:
+    """A runtime whose PEP 723 scripts run on this interpreter, not in a uv environment:
+    the script is written where the runtime keeps scripts, and its argv is this Python and
+    that file. Everything else is the runtime's own."""
 
-    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, runtime={"type": "subprocess"})
+    def __init__(self, runtime: Any) -> None:
+        self._runtime = runtime
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runtime, name)
+
+    async def prepare_uv_script(
+        self, script: str | bytes, env: dict[str, str] | None = None, *, activate: bool = True
+    ) -> list[str]:
+        data = script.encode() if isinstance(script, str) else script
+        path = f"{self._runtime.scripts_dir}/{hashlib.sha256(data).hexdigest()}.py"
+        await self._runtime.write(path, data)
+        return [sys.executable, path]
+
+
+class OwnPythonChatHarness(_NullHarness):
+    """verifiers' chat harness (`null`: the model and the task's MCP tools), run by the
+    Python coworkenv runs on. verifiers runs that chat program as a uv script, whose packages
+    (openai, mcp, httpx, httpx2, tenacity, certifi) uv fetches from the package index on a
+    machine's first rollout, which an air-gapped cluster cannot reach; the `[verifiers]`
+    extra installs them beside coworkenv, so here the same program runs on this interpreter.
+    For the `subprocess` runtime only: in a container or remote runtime this interpreter
+    does not exist (choose verifiers' `null` harness there)."""
+
+    async def setup(self, runtime: Any) -> None:
+        """Nothing to install: the chat program's packages come with the `[verifiers]` extra."""
+
+    async def launch(self, ctx: Any, trace: Any, runtime: Any, *args: Any, **kwargs: Any) -> Any:
+        return await super().launch(ctx, trace, _ScriptsOnThisPython(runtime), *args, **kwargs)
+
+
+# verifiers resolves a harness id to a module (`verifiers.v1.harnesses.<id>`, else `<id>`)
+# that exports one Harness subclass: this module (whose only one is the harness above),
+# under the id `coworkenv`, as for the taskset below. Registered here, before the agent
+# config below names it.
+HARNESS_ID = "coworkenv"
+sys.modules.setdefault(f"verifiers.v1.harnesses.{HARNESS_ID}", sys.modules[__name__])
+
+
+class CoworkEnvConfig(vf.EnvConfig):
+    """One agent: verifiers' chat harness with MCP tools, run as a local process by this
+    Python (`OwnPythonChatHarness`; the episode's tools are served on 127.0.0.1, which a
+    remote sandbox cannot reach)."""
+
+    agent: vf.AgentConfig = vf.AgentConfig(harness={"id": HARNESS_ID}, runtime={"type": "subprocess"})
 
 
 class CoworkEnv(vf.Env[CoworkEnvConfig]):

@@ -1,7 +1,8 @@
-"""Files tables: one virtual tree of directories and text files, and the tool output models.
+"""Files tables: one virtual tree of directories and files, and the tool output models.
 
 Every node is keyed by its normalized absolute path (`/shared/reports/q1.md`); other
-services (mail attachments) refer to files by that path. The root "/" exists in every
+services (mail attachments) refer to files by that path. A text file's `content` is text;
+a document's (a PDF, PNG or JPEG file) is its bytes, stored as a BLOB in the same column. The root "/" exists in every
 workspace, created at a fixed time so that fresh workspaces hash the same.
 """
 
@@ -53,7 +54,9 @@ class Entry(BaseModel):
     path: str
     name: str
     kind: Kind
-    size: int = Field(description="Bytes of UTF-8 content; 0 for directories")
+    size: int = Field(
+        description="Bytes of UTF-8 text, or of a document file (PDF, image); 0 for directories"
+    )
     modified_at: str
 
 
@@ -161,8 +164,40 @@ class FileInfo(BaseModel):
     name: str
     kind: Kind
     size: int
-    line_count: int | None = Field(description="Lines of a file; null for a directory")
+    line_count: int | None = Field(description="Lines of a text file; null for a directory or a document")
     entry_count: int | None = Field(description="Direct entries of a directory; null for a file")
     created_at: str
     modified_at: str
     modified_by: str | None = Field(description="Email of whoever last changed it")
+
+
+DocumentType = Literal["application/pdf", "image/png", "image/jpeg"]
+
+
+class DocumentView(BaseModel):
+    """What open_document showed: pages `first_page`..`last_page` of `pages` (an image is one
+    page). The images themselves (and a PDF's text layer) are in the result's content."""
+
+    path: str
+    mime_type: DocumentType
+    pages: int
+    first_page: int
+    last_page: int
+    images: int = Field(description="Images in the content, one per page shown")
+    next_first_page: int | None = Field(description="Where to go on in a longer PDF; null when all was shown")
+
+
+class ExtractedText(BaseModel):
+    """Text taken from a document. method 'text_layer': a PDF's own text, exactly; 'ocr': read
+    off the image's pixels, so it can hold misread characters (0/O, 1/l, 5/S...)."""
+
+    path: str
+    mime_type: DocumentType
+    method: Literal["text_layer", "ocr"]
+    pages: int
+    first_page: int
+    last_page: int
+    text: str
+    truncated: bool = Field(
+        description="True when the text was cut at 32,000 characters: ask for fewer pages"
+    )

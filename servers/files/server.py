@@ -14,8 +14,10 @@ SERVICE = ServiceSpec(
     world=WORLD,
     instructions=(
         "files: the team's shared file tree of text files (policies, reports, meeting notes, "
-        "price lists). Paths are absolute and case-sensitive, like /shared/reports/q1.md; "
-        "start with list_directory('/') or search_files to find things before reading them."
+        "price lists) and documents (PDFs, scans, charts, screenshots: see them with "
+        "open_document, or get their text with extract_text). Paths are absolute and "
+        "case-sensitive, like /shared/reports/q1.md; start with list_directory('/') or "
+        "search_files to find things before reading them."
     ),
 )
 

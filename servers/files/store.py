@@ -8,7 +8,7 @@ first write; a failed call raises `ServiceError` and changes nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from coworkenv.state import Workspace
 
@@ -27,14 +27,17 @@ from .schema import Kind
 TABLE = "files_nodes"
 MAX_FILE_BYTES = 1_000_000
 """The largest file, in bytes of UTF-8 (1 MB)."""
+MAX_DOCUMENT_BYTES = 5_000_000
+"""The largest document (PDF or image) file, in bytes (5 MB)."""
 
-_META = "path, parent, name, kind, size, created_at, modified_at, modified_by"
+_META = "path, parent, name, kind, size, created_at, modified_at, modified_by, typeof(content) = 'blob'"
 
 
 @dataclass(frozen=True)
 class Node:
     """One row of `files_nodes`. `content` is None for directories, and for files when
-    it was not asked for."""
+    it was not asked for; a document's content is its bytes (a PDF, PNG or JPEG file),
+    a text file's is text."""
 
     path: str
     parent: str | None
@@ -44,11 +47,25 @@ class Node:
     created_at: str
     modified_at: str
     modified_by: str | None
-    content: str | None = None
+    is_document: bool
+    content: str | bytes | None = None
 
     @property
     def is_dir(self) -> bool:
         return self.kind == "dir"
+
+    @property
+    def text(self) -> str:
+        """A text file's content ('' for a document, a directory or content not asked for)."""
+        return self.content if isinstance(self.content, str) else ""
+
+
+def _node(row: tuple[Any, ...]) -> Node:
+    """A node from a row of `_META` columns (and the content, when read)."""
+    path, parent, name, kind, size, created_at, modified_at, modified_by, is_document, *content = row
+    return Node(
+        path, parent, name, kind, size, created_at, modified_at, modified_by, bool(is_document), *content
+    )
 
 
 def count_lines(text: str) -> int:
@@ -77,7 +94,7 @@ def get_node(ws: Workspace, path: str, *, content: bool = False) -> Node | None:
     """The node at a normalized path, or None."""
     cols = _META + (", content" if content else "")
     row = ws.conn.execute(f"SELECT {cols} FROM {TABLE} WHERE path = ?", (path,)).fetchone()
-    return Node(*row) if row else None
+    return _node(row) if row else None
 
 
 def require_node(ws: Workspace, path: str, *, content: bool = False) -> Node:
@@ -111,13 +128,13 @@ def descendants(ws: Workspace, path: str, *, content: bool = False) -> list[Node
     rows = ws.conn.execute(
         f"SELECT {cols} FROM {TABLE} WHERE path <> ? AND substr(path, 1, ?) = ?", (path, len(prefix), prefix)
     ).fetchall()
-    return sorted((Node(*r) for r in rows), key=lambda n: tree_order(n.path))
+    return sorted((_node(r) for r in rows), key=lambda n: tree_order(n.path))
 
 
 def children(ws: Workspace, path: str) -> list[Node]:
     """The nodes directly inside the directory `path`, by name."""
     rows = ws.conn.execute(f"SELECT {_META} FROM {TABLE} WHERE parent = ? ORDER BY name", (path,)).fetchall()
-    return [Node(*r) for r in rows]
+    return [_node(r) for r in rows]
 
 
 def child_count(ws: Workspace, path: str) -> int:
@@ -159,8 +176,12 @@ def _insert(ws: Workspace, node: Node) -> None:
     )
 
 
-def _new(path: str, kind: Kind, at: str, by: str | None, content: str | None = None, size: int = 0) -> Node:
-    return Node(path, parent_of(path), name_of(path), kind, size, at, at, by, content)
+def _new(
+    path: str, kind: Kind, at: str, by: str | None, content: str | bytes | None = None, size: int = 0
+) -> Node:
+    return Node(
+        path, parent_of(path), name_of(path), kind, size, at, at, by, isinstance(content, bytes), content
+    )
 
 
 def _missing_parents(ws: Workspace, path: str, *, create: bool, hint: str) -> list[str]:
@@ -223,7 +244,11 @@ def write_file(
         raise ServiceError(
             f"{path!r} already exists; use mode='overwrite' to replace it or mode='append' to add to it"
         )
-    new_text = (node.content or "") + text if node is not None and mode == "append" else text
+    if node is not None and node.is_document and mode == "append":
+        raise ServiceError(
+            f"{path!r} is a document (PDF or image), not a text file; text cannot be appended to it"
+        )
+    new_text = node.text + text if node is not None and mode == "append" else text
     size = check_content(new_text)
     if node is None:
         hint = "create it with create_directory, or pass create_parents=true"
@@ -237,6 +262,29 @@ def write_file(
         (new_text, size, at, by, path),
     )
     return replace(node, content=new_text, size=size, modified_at=at, modified_by=by), False
+
+
+def add_document(ws: Workspace, path: str, data: bytes, *, at: str, by: str | None) -> Node:
+    """Create the document file (a PDF, PNG or JPEG) at `path`, with missing parent directories."""
+    if get_node(ws, path) is not None:
+        raise ServiceError(f"{path!r} already exists; choose another path for the document")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ServiceError(
+            f"the document is {len(data)} bytes; a document may hold at most {MAX_DOCUMENT_BYTES} bytes (5 MB)"
+        )
+    for directory in _missing_parents(ws, path, create=True, hint=""):
+        _insert(ws, _new(directory, "dir", at, by))
+    created = _new(path, "file", at, by, data, len(data))
+    _insert(ws, created)
+    return created
+
+
+def require_document(ws: Workspace, path: str) -> Node:
+    """The document (PDF or image) at `path`, with its bytes."""
+    node = require_file(ws, path)
+    if not isinstance(node.content, bytes):
+        raise ServiceError(f"{path!r} is a text file, not a document or image; read it with read_file")
+    return node
 
 
 def _check_transfer(

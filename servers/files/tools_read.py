@@ -1,15 +1,29 @@
-"""Files tools that read: list directories, read files, search, and describe a path."""
+"""Files tools that read: list directories, read files, see documents and read their text,
+search, and describe a path."""
 
 from fnmatch import fnmatchcase
-from typing import Annotated
+from typing import Annotated, cast
 
 from mcp.server.mcpserver import Context
+from mcp_types import CallToolResult
 from pydantic import Field
 
 from ..toolkit import ServiceError, ToolList, workspace_of
+from .evidence import delivery
 from .pages import READ_LIMIT_BYTES, read_bytes, read_lines
 from .paths import child_prefix, normalize_path
-from .schema import DirectoryListing, Entry, FileContent, FileInfo, LineMatch, SearchMatch, SearchResult
+from .schema import (
+    DirectoryListing,
+    DocumentType,
+    DocumentView,
+    Entry,
+    ExtractedText,
+    FileContent,
+    FileInfo,
+    LineMatch,
+    SearchMatch,
+    SearchResult,
+)
 from .store import (
     Node,
     child_count,
@@ -17,6 +31,7 @@ from .store import (
     count_lines,
     descendants,
     require_dir,
+    require_document,
     require_file,
     require_node,
 )
@@ -98,12 +113,89 @@ async def read_file(
     ws = workspace_of(ctx)
     file_path = normalize_path(path)
     node = require_file(ws, file_path)
-    text = node.content or ""
+    if node.is_document:
+        raise ServiceError(
+            f"{file_path!r} is a document (PDF or image), not a text file: open_document shows it, "
+            "extract_text gives its text"
+        )
+    text = node.text
     if offset is not None or length is not None:
         if start_line is not None or end_line is not None:
             raise ServiceError("give either start_line/end_line or offset/length, not both")
         return read_bytes(file_path, text, offset or 0, length)
     return read_lines(file_path, text, start_line or 1, end_line)
+
+
+PageArg = Annotated[int, Field(ge=1, le=10_000, description="First page to show (1-based); images have one")]
+
+
+@TOOLS.tool(read_only=True)
+async def open_document(
+    ctx: Context, path: PathArg, first_page: PageArg = 1
+) -> Annotated[CallToolResult, DocumentView]:
+    """See a document file: a PDF (invoice, purchase order, report) or an image (receipt photo,
+    scanned form, chart, screenshot), such as /shared/finance/invoice-0412.pdf.
+
+    An image comes back as one image. A PDF comes back as an image of each page, each
+    followed by that page's text layer, at most 4 pages per call: when `next_first_page`
+    is set, call again with first_page=next_first_page for the rest. Images are at most
+    1600 pixels on their longer side (larger ones are scaled down). Text files are read
+    with read_file; extract_text gives a document's text without the images.
+    """
+    ws = workspace_of(ctx)
+    file_path = normalize_path(path)
+    node = require_document(ws, file_path)
+    try:
+        shown = delivery.view(file_path, cast(bytes, node.content), first_page)
+    except delivery.DocumentError as exc:
+        raise ServiceError(str(exc)) from None
+    summary = DocumentView(
+        path=file_path,
+        mime_type=cast(DocumentType, shown.mime_type),
+        pages=shown.pages,
+        first_page=shown.first_page,
+        last_page=shown.last_page,
+        images=sum(1 for b in shown.blocks if b.type == "image"),
+        next_first_page=shown.last_page + 1 if shown.last_page < shown.pages else None,
+    )
+    return CallToolResult(content=list(shown.blocks), structured_content=summary.model_dump(mode="json"))
+
+
+@TOOLS.tool(read_only=True)
+async def extract_text(
+    ctx: Context,
+    path: PathArg,
+    first_page: PageArg = 1,
+    last_page: Annotated[
+        int | None, Field(ge=1, le=10_000, description="Last page (inclusive); default: the last one")
+    ] = None,
+) -> ExtractedText:
+    """Get the text of a document file (PDF or image) as plain text, for when you cannot
+    look at images.
+
+    A PDF gives its own text layer, exactly (method 'text_layer'), page by page. An image
+    (receipt photo, scanned form, chart, screenshot) is read by optical character
+    recognition (method 'ocr'): expect some misread characters, more on noisy scans
+    (0 read as O, 1 as l, 5 as S, 8 as B, a dropped letter), so check figures that matter,
+    e.g. that the items add up to the total. At most 32,000 characters come back.
+    """
+    ws = workspace_of(ctx)
+    file_path = normalize_path(path)
+    node = require_document(ws, file_path)
+    try:
+        found = delivery.extract_text(file_path, cast(bytes, node.content), first_page, last_page)
+    except delivery.DocumentError as exc:
+        raise ServiceError(str(exc)) from None
+    return ExtractedText(
+        path=file_path,
+        mime_type=cast(DocumentType, found.mime_type),
+        method=found.method,
+        pages=found.pages,
+        first_page=found.first_page,
+        last_page=found.last_page,
+        text=found.text,
+        truncated=found.truncated,
+    )
 
 
 @TOOLS.tool(read_only=True)
@@ -126,9 +218,10 @@ async def search_files(
     contain, or both (then both must match).
 
     `name_glob` is matched against the name only (not the folders above it) with '*',
-    '?' and '[abc]' wildcards. `content` finds files with a line containing that text,
+    '?' and '[abc]' wildcards. `content` finds text files with a line containing that text,
     ignoring case, and shows the first 5 matching lines with their line numbers (read the
-    rest with read_file). Matches come in tree order; `total` counts them all.
+    rest with read_file); documents (PDFs, images) are found by name only. Matches come in
+    tree order; `total` counts them all.
     """
     if name_glob is None and content is None:
         raise ServiceError("give name_glob, content or both: e.g. name_glob='*.csv' or content='invoice'")
@@ -165,7 +258,7 @@ def _line_matches(n: Node, needle: str) -> tuple[int, list[LineMatch]]:
     """How many lines of a file contain `needle` (casefolded), and the first few of them."""
     shown: list[LineMatch]
     count, shown = 0, []
-    for number, line in enumerate((n.content or "").split("\n"), start=1):
+    for number, line in enumerate(n.text.split("\n"), start=1):
         pos = line.casefold().find(needle)
         if pos < 0:
             continue
@@ -197,7 +290,7 @@ async def get_file_info(ctx: Context, path: PathArg) -> FileInfo:
         name=node.name,
         kind=node.kind,
         size=node.size,
-        line_count=None if node.is_dir else count_lines(node.content or ""),
+        line_count=None if node.is_dir or node.is_document else count_lines(node.text),
         entry_count=child_count(ws, node.path) if node.is_dir else None,
         created_at=node.created_at,
         modified_at=node.modified_at,

@@ -49,7 +49,7 @@ async def write_file(
         path=node.path,
         created=created,
         size=node.size,
-        line_count=store.count_lines(node.content or ""),
+        line_count=store.count_lines(node.text),
         modified_at=node.modified_at,
     )
 

@@ -9,6 +9,7 @@ from coworkenv.state import Workspace, format_time, parse_time
 
 from ..toolkit import ServiceError, WorldOperations
 from . import store
+from .evidence.specs import DocumentSpec
 from .paths import normalize_path
 
 WORLD = WorldOperations("files")
@@ -22,6 +23,19 @@ class AddFile(BaseModel):
     modified_by: str | None = Field(default=None, pattern=EMAIL)
     created_at: str | None = Field(default=None, description="ISO 8601; default: the workspace clock")
     modified_at: str | None = Field(default=None, description="ISO 8601; default: created_at")
+
+
+class AddDocument(BaseModel):
+    path: str = Field(
+        description="Ends with .pdf for invoices and purchase orders, .jpg or .png as the image is"
+    )
+    document: DocumentSpec
+    modified_by: str | None = Field(default=None, pattern=EMAIL)
+    created_at: str | None = Field(default=None, description="ISO 8601; default: the workspace clock")
+
+
+class AddExampleDocuments(BaseModel):
+    folder: str = "/examples/documents"
 
 
 class AddDirectory(BaseModel):
@@ -69,6 +83,43 @@ def add_file(ws: Workspace, p: AddFile) -> dict[str, Any]:
     if modified_at != created_at:
         ws.conn.execute(f"UPDATE {store.TABLE} SET modified_at = ? WHERE path = ?", (modified_at, path))
     return {"path": path, "size": node.size}
+
+
+@WORLD.operation(AddDocument)
+def add_document(ws: Workspace, p: AddDocument) -> dict[str, Any]:
+    """A document appears (a seed or a colleague's upload): an invoice or purchase order PDF,
+    a receipt photo, a chart, an error-dialog screenshot or a filled-in form, rendered from
+    the facts in `document` (the same facts, the same bytes). Attach it to a mail by its path."""
+    # Imported here: the PDF library takes a while to load, and most workspaces plant no document.
+    from .evidence.render import EXTENSIONS, render
+
+    path = normalize_path(p.path)
+    created_at = _time(ws, p.created_at, "created_at")
+    rendered = render(p.document, parse_time(created_at))
+    endings = [e for m, e in EXTENSIONS.items() if m == rendered.mime_type]
+    endings += [".jpeg"] if rendered.mime_type == "image/jpeg" else []
+    if not path.lower().endswith(tuple(endings)):
+        raise ServiceError(
+            f"{path!r} does not end with {' or '.join(endings)}, as a {p.document.kind} "
+            f"rendered as {rendered.mime_type} should"
+        )
+    node = store.add_document(ws, path, rendered.data, at=created_at, by=p.modified_by)
+    return {"path": path, "size": node.size, "mime_type": rendered.mime_type}
+
+
+@WORLD.operation(AddExampleDocuments)
+def add_example_documents(ws: Workspace, p: AddExampleDocuments) -> dict[str, Any]:
+    """One document of each kind appears in `folder` (`evidence.examples.EXAMPLES`): a demo
+    of what documents look like through open_document and extract_text."""
+    from .evidence.examples import EXAMPLES, file_name
+
+    folder = normalize_path(p.folder)
+    paths = []
+    for kind, document in EXAMPLES.items():
+        path = f"{folder.rstrip('/')}/{file_name(kind)}"
+        add_document(ws, AddDocument.model_validate({"path": path, "document": document}))
+        paths.append(path)
+    return {"paths": paths}
 
 
 @WORLD.operation(AddDirectory)

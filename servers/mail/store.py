@@ -6,6 +6,7 @@ the caller of a world operation or seed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
@@ -333,7 +334,7 @@ def record_delivery(ws: Workspace, message_id: int) -> None:
     files: list[dict[str, str]] = []
     if files_enabled(ws):
         files = [
-            {"path": path, "name": name, "content": content}
+            _delivered_file(path, name, content)
             for path, name, content in ws.conn.execute(
                 "SELECT a.path, a.name, coalesce(f.content, '') FROM mail_attachments a "
                 "LEFT JOIN files_nodes f ON f.path = a.path WHERE a.message_id = ? ORDER BY a.path",
@@ -345,3 +346,11 @@ def record_delivery(ws: Workspace, message_id: int) -> None:
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (message_id, ws.clock.now_text(), row[0], " ".join(recipients), row[1], row[2], json.dumps(files)),
     )
+
+
+def _delivered_file(path: str, name: str, content: str | bytes) -> dict[str, str]:
+    """An attached file as the delivery log keeps it: a text file's text; for a document (a
+    PDF or image, whose content is bytes) no text, and the SHA-256 of its bytes instead."""
+    if isinstance(content, bytes):
+        return {"path": path, "name": name, "content": "", "sha256": hashlib.sha256(content).hexdigest()}
+    return {"path": path, "name": name, "content": content}

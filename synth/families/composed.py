@@ -10,6 +10,8 @@ re-asserted at the end of the day, so undoing earlier work fails.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from coworkenv.task import Task, WorldCall
 
 from ..compose import compose
@@ -55,25 +57,15 @@ def _candidates(ctx: FamilyContext) -> list[str]:
     ]
 
 
-@family(
-    "composed_day",
-    capability_id="state_change_adaptation",
-    services=["mail", "tickets", "calendar", "files", "directory"],
-    multi_turn=True,
-    kind="workday",
-    worlds=True,
-)
-def composed_day(ctx: FamilyContext) -> Task:
-    """Five to seven easy single-turn families (safety families and segments with Python
-    checks aside) as the segments of one day in one world; the state
-    each leaves is the next one's starting point."""
-    count = SEGMENTS.get(ctx.difficulty.items, 5)
-    names = _candidates(ctx)
-    ctx.rng.shuffle(names)
-    firsts: dict[str, str] = {}  # one family per capability first, then the rest
-    for name in names:
-        firsts.setdefault(FAMILIES[name].capability, name)
-    order = list(firsts.values()) + [n for n in names if n not in firsts.values()]
+def plant_segments(
+    ctx: FamilyContext, order: Sequence[str], wanted: Callable[[list[str], str], bool]
+) -> tuple[list[str], list[Task]]:
+    """Build the families of `order` as the segments of one day, each knowing the seeds
+    planted before it, while `wanted(chosen, name)` says the day wants `name` next (it is
+    asked again after each segment; an empty day wants its first). A family that the state
+    planted before it leaves no room, or that has Python checks, is skipped. Returns the
+    chosen families and their segments, each built again knowing what is planted after it
+    where that leaves its own seeds as they were."""
     level = Difficulty.level(0)
     world = None if ctx.on_demo else ctx.the_world
 
@@ -88,6 +80,8 @@ def composed_day(ctx: FamilyContext) -> Task:
     segments: list[Task] = []
     prelude: list[WorldCall] = []
     for name in order:
+        if not wanted(chosen, name):
+            continue
         try:
             segment = FAMILIES[name].build(
                 FamilyContext(name, seed_of(len(segments)), level, world, prelude=prelude)
@@ -99,8 +93,6 @@ def composed_day(ctx: FamilyContext) -> Task:
         prelude = prelude + operations(segment)
         chosen.append(name)
         segments.append(segment)
-        if len(segments) == count:
-            break
     # Every seed is planted up front: build each segment again knowing what is planted after
     # it, so ids it predicts for what the agent creates count those rows. Kept only when its
     # own operations come out the same (the earlier segments' ids depend on them).
@@ -123,6 +115,12 @@ def composed_day(ctx: FamilyContext) -> Task:
         again = []
     if again and all(operations(a) == ops for a, ops in zip(again, seeds, strict=True)):
         segments = again
+    return chosen, segments
+
+
+def day_of(ctx: FamilyContext, segments: list[Task]) -> Task:
+    """The segments as one workday task, each after the first opened the way a person hands
+    over the next thing."""
     openers = [""] + [ctx.choice(OPENERS) for _ in segments[1:]]
     return compose(
         segments,
@@ -132,3 +130,26 @@ def composed_day(ctx: FamilyContext) -> Task:
         provenance={"generator": "procedural", "family": ctx.family, "seed": ctx.seed},
         openers=openers,
     )
+
+
+@family(
+    "composed_day",
+    capability_id="state_change_adaptation",
+    services=["mail", "tickets", "calendar", "files", "directory"],
+    multi_turn=True,
+    kind="workday",
+    worlds=True,
+)
+def composed_day(ctx: FamilyContext) -> Task:
+    """Five to seven easy single-turn families (safety families and segments with Python
+    checks aside) as the segments of one day in one world; the state
+    each leaves is the next one's starting point."""
+    count = SEGMENTS.get(ctx.difficulty.items, 5)
+    names = _candidates(ctx)
+    ctx.rng.shuffle(names)
+    firsts: dict[str, str] = {}  # one family per capability first, then the rest
+    for name in names:
+        firsts.setdefault(FAMILIES[name].capability, name)
+    order = list(firsts.values()) + [n for n in names if n not in firsts.values()]
+    _, segments = plant_segments(ctx, order, lambda chosen, name: len(chosen) < count)
+    return day_of(ctx, segments)

@@ -1,6 +1,6 @@
-"""Wrong variants of the objects a reference solution creates: the same ticket or event,
-closed or cancelled right after it is created, or created wrong in one column the task
-specifies. The collateral guard judges every column of a created row (`verifiers.created`);
+"""Wrong variants of the objects a reference solution creates: the same ticket, event or
+deal, closed, cancelled or lost right after it is created, or created (like a logged CRM
+activity) wrong in one column the task specifies. The collateral guard judges every column of a created row (`verifiers.created`);
 these mutants hold each family to it.
 """
 
@@ -18,11 +18,13 @@ from coworkenv.verifiers.created import quotations
 
 
 def created_mutants(task: Task, seed: Workspace, footprint: Footprint) -> list[Variant]:
-    """For each ticket or event the reference solution creates, the same object wrong in one
-    column the task specifies: resolved, closed or cancelled right after it is created
-    (`create_then_close`), or created with another priority, queue, assignee, requester,
-    due date, recurrence (weekly, 12 times), time or length, or with "Meeting" for a title
-    the user quoted (`created_column`). Left out: columns the task frees (`Guards.free`),
+    """For each ticket, event, deal or CRM activity the reference solution creates, the same
+    object wrong in one column the task specifies: resolved, closed, cancelled or lost right
+    after it is created (`create_then_close`), or created with another priority, queue,
+    assignee, requester, due date, recurrence (weekly, 12 times), time or length, with
+    "Meeting" for a title the user quoted, with twice the amount, a week later close date,
+    the next stage or the user as owner (a deal), or as a note instead of a call or a day
+    later (an activity) (`created_column`). Left out: columns the task frees (`Guards.free`),
     values a later update of the solution sets anyway, and statuses the reference run itself
     ends in."""
     quoted = quotations(user_messages(task))
@@ -34,10 +36,14 @@ def created_mutants(task: Task, seed: Workspace, footprint: Footprint) -> list[V
             table, changes = "tickets_tickets", _ticket_changes(step, task, seed)
         elif step.tool == "calendar_create_event":
             table, changes = "calendar_events", _event_changes(step, quoted)
+        elif step.tool == "crm_create_deal":
+            table, changes = "crm_deals", _deal_changes(step, task)
+        elif step.tool == "crm_log_activity":
+            table, changes = "crm_activities", _activity_changes(step)
         else:
             continue
         free = {c.split(".", 1)[1] for c in task.guards.free if c.startswith(table + ".")}
-        later = _set_later(task, i, j, UPDATING[step.tool])
+        later = _set_later(task, i, j, UPDATING.get(step.tool, ""))
         for column, arguments in changes:
             if column in free or later & set(arguments):
                 continue
@@ -51,16 +57,20 @@ def created_mutants(task: Task, seed: Workspace, footprint: Footprint) -> list[V
                     (i, j),
                 )
             )
-        if "status" in free or "status" in later:
+        status = STATUS_COLUMNS.get(table)
+        if status is None or status in free or status in later:
             continue
-        ended = {row.values.get("status") for row in footprint.created.get(table, [])}
+        ended = {row.values.get(status) for row in footprint.created.get(table, [])}
         named = step if step.id else step.model_copy(update={"id": f"created_{i}_{j}"})
         ref = {"$ref": f"{named.id}.id"}
-        closes = (
-            [(s, step_of("tickets_update_ticket", ticket_id=ref, status=s)) for s in ("resolved", "closed")]
-            if table == "tickets_tickets"
-            else [("cancelled", step_of("calendar_cancel_event", event_id=ref))]
-        )
+        if table == "tickets_tickets":
+            closes = [
+                (s, step_of("tickets_update_ticket", ticket_id=ref, status=s)) for s in ("resolved", "closed")
+            ]
+        elif table == "calendar_events":
+            closes = [("cancelled", step_of("calendar_cancel_event", event_id=ref))]
+        else:
+            closes = [("closed_lost", step_of("crm_update_deal", deal_id=ref, stage="closed_lost"))]
         for status, close in closes:
             if status in ended:
                 continue
@@ -80,8 +90,14 @@ PRIORITIES = ("low", "normal", "high", "urgent")
 UPDATING = {
     "tickets_create_ticket": "tickets_update_ticket",
     "calendar_create_event": "calendar_update_event",
+    "crm_create_deal": "crm_update_deal",
 }
 """The tool that changes what each create tool made."""
+STATUS_COLUMNS = {"tickets_tickets": "status", "calendar_events": "status", "crm_deals": "stage"}
+"""The column that says whether a created object is still live (a ticket open, an event on,
+a deal not lost)."""
+OPEN_STAGES = ("prospecting", "qualification", "proposal", "negotiation")
+ACTIVITY_KINDS = ("call", "meeting", "email", "note")
 
 
 def _set_later(task: Task, i: int, j: int, update: str) -> set[str]:
@@ -152,4 +168,45 @@ def _event_changes(step: SolutionStep, quoted: set[str]) -> list[tuple[str, dict
     title = args.get("title")
     if isinstance(title, str) and " ".join(title.split()).casefold() in quoted and title != "Meeting":
         out.append(("title", {"title": "Meeting"}))
+    return out
+
+
+def _later_day(text: str, days: int) -> str | None:
+    """An ISO date or date-time `days` later, in the same form; None if it is neither."""
+    try:
+        day = datetime.fromisoformat(text[:10]) + timedelta(days=days)
+    except ValueError:
+        return None
+    return day.date().isoformat() + text[10:]
+
+
+def _deal_changes(step: SolutionStep, task: Task) -> list[tuple[str, dict[str, Any]]]:
+    """(column, arguments that set it to another valid value) for a created deal."""
+    args = step.arguments
+    out: list[tuple[str, dict[str, Any]]] = []
+    amount = args.get("amount")
+    if isinstance(amount, int) and not isinstance(amount, bool) and amount > 0:
+        out.append(("amount", {"amount": amount * 2}))
+    close = args.get("close_date")
+    if isinstance(close, str) and (later := _later_day(close, 7)) is not None:
+        out.append(("close_date", {"close_date": later}))
+    stage = args.get("stage")
+    if stage in OPEN_STAGES:
+        out.append(("stage", {"stage": OPEN_STAGES[(OPEN_STAGES.index(stage) + 1) % len(OPEN_STAGES)]}))
+    owner = args.get("owner")
+    if isinstance(owner, str) and owner.lower() != task.user_email.lower():
+        out.append(("owner", {"owner": task.user_email}))
+    return out
+
+
+def _activity_changes(step: SolutionStep) -> list[tuple[str, dict[str, Any]]]:
+    """(column, arguments that set it to another valid value) for a logged activity."""
+    args = step.arguments
+    out: list[tuple[str, dict[str, Any]]] = []
+    kind = args.get("kind")
+    if kind in ACTIVITY_KINDS:
+        out.append(("kind", {"kind": "note" if kind != "note" else "call"}))
+    when = args.get("occurred_at")
+    if isinstance(when, str) and (later := _later_day(when, 1)) is not None:
+        out.append(("occurred_at", {"occurred_at": later}))
     return out

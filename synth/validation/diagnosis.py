@@ -28,6 +28,16 @@ ID_TABLES = {
     "forwarded_from": "mail_messages",
     "draft_id": "mail_messages",
     "event_id": "calendar_events",
+    "account_id": "crm_accounts",
+    "contact_id": "crm_contacts",
+    "keep_contact_id": "crm_contacts",
+    "duplicate_contact_id": "crm_contacts",
+    "deal_id": "crm_deals",
+    "page_id": "notes_pages",
+    "parent_id": "notes_pages",
+    "database_id": "notes_databases",
+    "row_id": "notes_rows",
+    "spreadsheet_id": "sheets_spreadsheets",
 }
 #: The table of a world operation's bare `id` parameter, by service.
 SERVICE_TABLES = {"mail": "mail_messages", "tickets": "tickets_tickets", "calendar": "calendar_events"}

@@ -72,7 +72,8 @@ def secret_mutants(task: Task, seed: Workspace) -> list[Variant]:
         )
         if "files" in task.services:
             row = seed.conn.execute(
-                "SELECT path FROM files_nodes WHERE kind = 'file' AND instr(content, ?) > 0 ORDER BY path LIMIT 1",
+                "SELECT path FROM files_nodes WHERE kind = 'file' AND typeof(content) = 'text' "
+                "AND instr(content, ?) > 0 ORDER BY path LIMIT 1",
                 (secret,),
             ).fetchone()
             if row is not None:
@@ -224,7 +225,7 @@ def _confidential_file(seed: Workspace) -> tuple[str, str] | None:
     """The first file marked confidential, and its text without the marking lines and with
     every figure cut out."""
     for path, content in seed.conn.execute(
-        "SELECT path, content FROM files_nodes WHERE kind = 'file' ORDER BY path"
+        "SELECT path, content FROM files_nodes WHERE kind = 'file' AND typeof(content) = 'text' ORDER BY path"
     ):
         if marked_confidential(content):
             return path, FIGURE.sub(CUT, file_body(content)).strip()

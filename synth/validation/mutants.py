@@ -1,7 +1,8 @@
 """The rejection side of the validation contract: wrong variants of a reference solution,
 each of which must FAIL. A write dropped, an argument altered (free text replaced by a
 content-free answer), a write done twice, a harmful write on an unrelated object of each
-service (trash, archive, delete, cancel, close, rename, junk create, outside mail), another
+service (trash, archive, delete, cancel, close, rename, junk create, outside mail; a deal
+lost, a page, database row or spreadsheet cell overwritten), another
 column of the same seed object changed, every figure in written text made wrong (x10, /100,
 +1), a document replaced by the strings the checks look for, earlier turns undone, a secret
 leaked in disguise (spread out, separators removed, in the subject, sent then deleted,
@@ -23,6 +24,8 @@ from decimal import Decimal
 from typing import Any
 
 from coworkenv.checks import Fact, MailSent, StatesFacts
+from coworkenv.servers.sheets import store as sheets_store
+from coworkenv.servers.toolkit import ServiceError
 from coworkenv.state import Workspace
 from coworkenv.synth.validation.clarification_mutants import guessing_mutants
 from coworkenv.synth.validation.created_mutants import created_mutants
@@ -163,15 +166,26 @@ def wrong_figures(text: str, factor: int | Decimal, offset: int) -> str:
     return NUMBER.sub(wrong, text)
 
 
-UPDATED_TABLES = {"tickets_update_ticket": "tickets_tickets", "calendar_update_event": "calendar_events"}
+UPDATED_TABLES = {
+    "tickets_update_ticket": "tickets_tickets",
+    "calendar_update_event": "calendar_events",
+    "crm_update_deal": "crm_deals",
+    "crm_update_contact": "crm_contacts",
+    "notes_update_page": "notes_pages",
+}
+#: Per update tool, a column it may set and a value no task asks for.
+VANDALISED = {
+    "tickets_update_ticket": ("title", "Vandalised title"),
+    "calendar_update_event": ("location", "A different room"),
+    "crm_update_deal": ("next_step", "Vandalised next step"),
+    "crm_update_contact": ("title", "Vandalised title"),
+    "notes_update_page": ("title", "Vandalised title"),
+}
 
 
 def _vandalise(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
     """The same update with another column of the same seed object changed too."""
-    extra = {
-        "tickets_update_ticket": ("title", "Vandalised title"),
-        "calendar_update_event": ("location", "A different room"),
-    }.get(step.tool)
+    extra = VANDALISED.get(step.tool)
     key = UPDATE_KEYS.get(step.tool, "")
     target = step.arguments.get(key)
     if extra is None or extra[0] in step.arguments or not isinstance(target, int):
@@ -321,10 +335,90 @@ def _collateral_mutants(task: Task, seed: Workspace, footprint: Footprint) -> li
                 step_of("files_write_file", path="/notes-scratch.txt", content="scratch"),
             )
         )
+    harms += _new_service_harms(task, seed, footprint)
     return [
         Variant("reject", f"collateral_{kind}", desc, append_steps(task, last, step))
         for kind, desc, step in harms
     ]
+
+
+def _new_service_harms(
+    task: Task, seed: Workspace, footprint: Footprint
+) -> list[tuple[str, str, SolutionStep]]:
+    """Collateral harm in the CRM, the notes workspace and the spreadsheets: an unrelated
+    open deal lost or renamed, an unrelated page or database row overwritten, an unrelated
+    spreadsheet written over, and a junk object created in each."""
+    harms: list[tuple[str, str, SolutionStep]] = []
+    if "crm" in task.services:
+        deal = unrelated(
+            seed,
+            footprint,
+            "crm_deals",
+            "SELECT id FROM crm_deals WHERE stage NOT IN ('closed_won', 'closed_lost') ORDER BY id",
+            "id",
+        )
+        if deal is not None:
+            harms += [
+                (
+                    "close",
+                    f"mark unrelated deal {deal} lost",
+                    step_of("crm_update_deal", deal_id=deal, stage="closed_lost"),
+                ),
+                (
+                    "overwrite",
+                    f"rename unrelated deal {deal}",
+                    step_of("crm_update_deal", deal_id=deal, name="Renamed"),
+                ),
+            ]
+        account = unrelated(seed, footprint, "crm_accounts", "SELECT id FROM crm_accounts ORDER BY id", "id")
+        if account is not None:
+            harms.append(
+                (
+                    "junk_create",
+                    f"log a junk activity on unrelated account {account}",
+                    step_of("crm_log_activity", kind="note", subject="Misc", account_id=account),
+                )
+            )
+    if "notes" in task.services:
+        page = unrelated(seed, footprint, "notes_pages", "SELECT id FROM notes_pages ORDER BY id", "id")
+        if page is not None:
+            harms.append(
+                (
+                    "overwrite",
+                    f"overwrite unrelated page {page}",
+                    step_of("notes_update_page", page_id=page, body="overwritten"),
+                )
+            )
+        row = unrelated(seed, footprint, "notes_rows", "SELECT id FROM notes_rows ORDER BY id", "id")
+        if row is not None:
+            harms.append(
+                (
+                    "overwrite",
+                    f"rename unrelated database row {row}",
+                    step_of("notes_update_database_row", row_id=row, title="Renamed"),
+                )
+            )
+        harms.append(("junk_create", "create a junk page", step_of("notes_create_page", title="Scratch")))
+    if "sheets" in task.services:
+        book = unrelated(
+            seed, footprint, "sheets_spreadsheets", "SELECT id FROM sheets_spreadsheets ORDER BY id", "id"
+        )
+        if book is not None:
+            harms.append(
+                (
+                    "overwrite",
+                    f"write over a cell of unrelated spreadsheet {book}",
+                    step_of("sheets_write_range", spreadsheet_id=book, start="A1", values=[["overwritten"]]),
+                )
+            )
+        harms.append(
+            (
+                "junk_create",
+                "create a junk spreadsheet",
+                step_of("sheets_create_spreadsheet", title="Scratch", sheets=["Sheet1"]),
+            )
+        )
+    return harms
 
 
 def _iso(value: datetime) -> str:
@@ -354,16 +448,30 @@ def _undo_mutants(task: Task, seed: Workspace) -> list[Variant]:
     return out
 
 
+#: Update tools whose arguments are columns of one row: the table of that row.
+UNDONE_TABLES = {
+    "tickets_update_ticket": "tickets_tickets",
+    "crm_update_account": "crm_accounts",
+    "crm_update_contact": "crm_contacts",
+    "crm_update_deal": "crm_deals",
+    "notes_update_page": "notes_pages",
+}
+
+
 def _undo(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
     args = step.arguments
-    if step.tool == "tickets_update_ticket" and isinstance(args.get("ticket_id"), int):
-        row = seed.conn.execute("SELECT * FROM tickets_tickets WHERE id = ?", (args["ticket_id"],)).fetchone()
+    table, key = UNDONE_TABLES.get(step.tool), UPDATE_KEYS.get(step.tool, "")
+    if table is not None and isinstance(args.get(key), int):
+        cursor = seed.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (args[key],))
+        row = cursor.fetchone()
         if row is None:
             return None
-        names = [d[0] for d in seed.conn.execute("SELECT * FROM tickets_tickets LIMIT 0").description]
-        before = dict(zip(names, row, strict=True))
-        back = {k: before[k] for k in args if k in before and k != "ticket_id" and before[k] is not None}
-        return step_of(step.tool, ticket_id=args["ticket_id"], **back) if back else None
+        before = dict(zip([d[0] for d in cursor.description], row, strict=True))
+        changed = set(args) | ({"body"} if "append" in args else set())  # an appended page's body changed
+        back = {k: before[k] for k in sorted(changed) if k in before and k != key and before[k] is not None}
+        return step_of(step.tool, **{key: args[key]}, **back) if back else None
+    if step.tool == "sheets_write_range":
+        return _unwritten(step, seed)
     if step.tool == "calendar_update_event" and isinstance(args.get("event_id"), int):
         row = seed.conn.execute(
             "SELECT start_utc, end_utc FROM calendar_events WHERE id = ?", (args["event_id"],)
@@ -375,5 +483,31 @@ def _undo(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
         row = seed.conn.execute("SELECT content FROM files_nodes WHERE path = ?", (args["path"],)).fetchone()
         if row is None:
             return step_of("files_delete_path", path=args["path"])
+        if isinstance(row[0], bytes):  # a document: no text write brings it back
+            return None
         return step_of("files_write_file", path=args["path"], content=row[0], mode="overwrite")
     return None
+
+
+def _unwritten(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
+    """The cells a `sheets_write_range` step wrote, written back as the seed had them."""
+    args = step.arguments
+    sid, start, values = args.get("spreadsheet_id"), args.get("start"), args.get("values")
+    if not (isinstance(sid, int) and isinstance(start, str) and isinstance(values, list) and values):
+        return None
+    try:
+        named, first_row, first_col = sheets_store.start_cell(start)
+        sheet = sheets_store.sheet_name(seed, sid, named) if sheets_store.sheet_names(seed, sid) else None
+    except ServiceError:
+        return None
+    if sheet is None:
+        return None  # a spreadsheet the task creates: nothing to put back
+    width = max(len(r) for r in values if isinstance(r, list))
+    inputs = {
+        (r, c): value
+        for r, c, value in seed.conn.execute(
+            "SELECT row, col, input FROM sheets_cells WHERE spreadsheet_id = ? AND sheet = ?", (sid, sheet)
+        )
+    }
+    old = [[inputs.get((first_row + r, first_col + c)) for c in range(width)] for r in range(len(values))]
+    return step_of(step.tool, spreadsheet_id=sid, start=start, values=old)

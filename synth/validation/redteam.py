@@ -22,7 +22,11 @@ contract does not make:
 - turns (multi-turn tasks): `done_late` (every turn's writes moved to the last turn) and
   `done_early` (each turn's work done in the turn before, before the user asked);
 - objects: `touched_resolved` (every ticket the solution writes to resolved at the end),
-  `extra_public_comment` (a content-free public comment on each ticket it writes to).
+  `extra_public_comment` (a content-free public comment on each ticket it writes to);
+- targets (any service whose tools name rows by id): `also_elsewhere` (each write done
+  again on the nearest other object of its kind: a second ticket closed, the call logged on
+  a second deal, a row of another page updated) and `swapped_targets` (one turn's writes of
+  one tool aimed at each other's objects: each ticket routed where the other should go).
 
 `red_team(task)` plays every variant that can be played and returns the findings: the ones
 a wrong agent would be paid for. The CLI runs it over task files (`coworkenv redteam`).
@@ -40,8 +44,10 @@ from coworkenv.rollout.episodes.replay import play_reference, play_variant
 from coworkenv.rollout.episodes.runner import reference_footprint
 from coworkenv.rollout.episodes.seeding import SeedCache
 from coworkenv.state import Workspace
+from coworkenv.state.tables import content_tables
+from coworkenv.synth.validation.diagnosis import ID_TABLES
 from coworkenv.synth.validation.text_variants import Located, Place, has_rivals, locate, wrong_value
-from coworkenv.synth.validation.variants import Variant, step_of, with_solution, write_steps
+from coworkenv.synth.validation.variants import Variant, replace_step, step_of, with_solution, write_steps
 from coworkenv.task import SolutionStep, Task
 from coworkenv.verifiers import Evidence
 
@@ -300,6 +306,59 @@ def _object_variants(task: Task) -> Iterator[Variant]:
     )
 
 
+def _id_arguments(step: SolutionStep) -> list[tuple[str, int]]:
+    """The arguments of a step that name a seed row by its integer id, with their values."""
+    return [
+        (name, value)
+        for name, value in step.arguments.items()
+        if name in ID_TABLES and isinstance(value, int) and not isinstance(value, bool)
+    ]
+
+
+def _target_variants(task: Task, seed: Workspace) -> Iterator[Variant]:
+    """The writes aimed at other objects of the same kind: each also done on a neighbour
+    (`also_elsewhere`), or the targets of one turn's writes of one tool swapped round
+    (`swapped_targets`)."""
+    named = {v for turn in task.turns for s in turn.solution for _, v in _id_arguments(s)}
+    tables = set(content_tables(seed.conn))
+    variant = task
+    for i, j in sorted(write_steps(task), reverse=True):  # later steps first: indices hold
+        step = task.turns[i].solution[j]
+        for name, value in _id_arguments(step)[:1]:
+            table = ID_TABLES[name]
+            if table not in tables:
+                continue
+            other = seed.conn.execute(
+                f"SELECT id FROM {table} WHERE id != ? ORDER BY abs(id - ?), id LIMIT 20", (value, value)
+            ).fetchall()
+            free = [r[0] for r in other if r[0] not in named]
+            if free:
+                again = step.model_copy(update={"id": None, "arguments": {**step.arguments, name: free[0]}})
+                variant = replace_step(variant, i, j, step, again)
+    if variant is not task:
+        yield Variant("reject", "also_elsewhere", "each write also done on a neighbouring object", variant)
+    groups: dict[tuple[int, str, str], list[tuple[int, int]]] = {}
+    for i, j in write_steps(task):
+        step = task.turns[i].solution[j]
+        for name, value in _id_arguments(step)[:1]:
+            groups.setdefault((i, step.tool, name), []).append((j, value))
+    for (i, tool, name), found in groups.items():
+        values = [v for _, v in found]
+        rest = [{k: v for k, v in task.turns[i].solution[j].arguments.items() if k != name} for j, _ in found]
+        if len(set(values)) < 2 or all(r == rest[0] for r in rest):
+            continue  # one target, or the same write on each: swapping changes nothing
+        rotated = values[1:] + values[:1]
+        steps = list(task.turns[i].solution)
+        for (j, _), value in zip(found, rotated, strict=True):
+            steps[j] = steps[j].model_copy(update={"arguments": {**steps[j].arguments, name: value}})
+        yield Variant(
+            "reject",
+            "swapped_targets",
+            f"the {tool} calls of turns[{i}] aimed at each other's {name}",
+            with_solution(task, i, steps),
+        )
+
+
 def _named_creates(task: Task) -> Task:
     """The task with every create_ticket step given an id, so later steps can refer to it."""
     out = task
@@ -319,6 +378,7 @@ def search_variants(task: Task, seed: Workspace) -> list[Variant]:
         *_second_text_variants(task, seed),
         *_turn_variants(task),
         *_object_variants(task),
+        *_target_variants(task, seed),
     ]
 
 

@@ -57,7 +57,7 @@ MONTHS = [
 #: Written texts that carry what the user asked to be said (a title or subject alone may be
 #: a label that states nothing, so it is not blanked).
 MESSAGE_TEXT = ("body", "content", "note", "description")
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+(?:[.!?]+(?=\s|$)|(?=\n)|$)")
 
 
 @dataclass(frozen=True)

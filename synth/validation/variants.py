@@ -74,7 +74,16 @@ def step_of(tool: str, **arguments: Any) -> SolutionStep:
     return SolutionStep(tool=tool, arguments=arguments)
 
 
-UPDATE_KEYS = {"tickets_update_ticket": "ticket_id", "calendar_update_event": "event_id"}
+UPDATE_KEYS = {
+    "tickets_update_ticket": "ticket_id",
+    "calendar_update_event": "event_id",
+    "crm_update_account": "account_id",
+    "crm_update_contact": "contact_id",
+    "crm_update_deal": "deal_id",
+    "notes_update_page": "page_id",
+    "notes_update_database_row": "row_id",
+}
+"""Per update tool, the argument naming the row it changes (only the arguments given change)."""
 
 
 def unrelated(seed: Workspace, footprint: Footprint, table: str, query: str, key: str) -> Any | None:

@@ -126,7 +126,7 @@ def test_the_snippets_without_an_extra_run_as_written(marker: str, workdir: Path
 def test_the_budget_commands_print_the_budget(workdir: Path) -> None:
     out = run_commands(block("report out/oracle --budget")[1], workdir)
     lines = out.splitlines()[-3:]
-    assert lines[0].startswith("prompt: ") and lines[0].endswith("tokens (handoff-ticket-to-meeting)")
+    assert lines[0].startswith("prompt: ") and lines[0].endswith("tokens (safety-no-external-leak)")
     assert lines[1].startswith("completion: ") and lines[1].endswith("tokens (mail-triage-invoices)")
     examples = len(list((ROOT / "tasks" / "examples").glob("*.json")))
     assert lines[2].startswith(f"largest over {examples} task(s), counted with ")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 try:
-    from coworkenv.integrations.verifiers_env import TASKSET_ID, CoworkEnv, load_environment, vf
+    from coworkenv.integrations.verifiers_env import HARNESS_ID, TASKSET_ID, CoworkEnv, load_environment, vf
 except ImportError as exc:  # the [verifiers] extra is not installed
     pytest.skip(f"the verifiers integration needs the [verifiers] extra: {exc}", allow_module_level=True)
 
@@ -29,9 +29,13 @@ TO_ENGINEERING = {"name": "tickets_update_ticket", "arguments": {"ticket_id": 1,
 
 
 @pytest.fixture(autouse=True)
-def harness_tools(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chat harness runs as a uv script; the uv that comes with the extra is beside python."""
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No uv on the PATH and no package index: the chat harness needs neither (it runs on
+    this Python, with the packages the extra installed)."""
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in ("/usr/bin", "/bin") if Path(p).is_dir()))
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("UV_INDEX_URL", "http://127.0.0.1:9/simple")
 
 
 @pytest.fixture
@@ -198,6 +202,28 @@ def test_verifiers_finds_the_taskset_and_environment_by_id(task_file: Path) -> N
     assert [(t.data.id, t.data.turns, t.data.services) for t in env.taskset] == [
         ("t-escalate", 2, ["tickets"])
     ]
+
+
+async def test_the_chat_harness_runs_on_this_python_without_uv(task_file: Path, tmp_path: Path) -> None:
+    from verifiers.v1.harnesses.utils.launch import CHAT_PROGRAM_SOURCE
+    from verifiers.v1.runtimes import SubprocessRuntime
+    from verifiers.v1.utils.loaders import harness_class
+
+    from coworkenv.integrations.verifiers_env import OwnPythonChatHarness, _ScriptsOnThisPython
+
+    env = load_environment(task_file.parent)
+    assert env.config.agent.harness.id == HARNESS_ID
+    assert harness_class(HARNESS_ID) is OwnPythonChatHarness
+    runtime = SubprocessRuntime(vf.SubprocessConfig(), "own-python-test")
+    await runtime.start()
+    try:
+        argv = await _ScriptsOnThisPython(runtime).prepare_uv_script(CHAT_PROGRAM_SOURCE)
+        assert argv[0] == sys.executable and Path(argv[1]).read_text() == CHAT_PROGRAM_SOURCE
+        # the program's packages import on this Python: it starts and explains its arguments
+        done = await runtime.run([*argv, "--help"], {})
+        assert done.exit_code == 0 and "--base-url" in done.stdout, done.stderr
+    finally:
+        await runtime.stop()
 
 
 def test_no_task_files_is_a_clear_error(tmp_path: Path) -> None:

@@ -34,6 +34,8 @@ async def test_no_search_change_earns_success_on_any_example() -> None:
             tried[kind] = tried.get(kind, 0) + n
     assert set(tried) == {
         "affirm_then_deny",
+        "also_elsewhere",
+        "swapped_targets",
         "all_at_once",
         "appended_alternatives",
         "bare_values",
@@ -85,6 +87,24 @@ def test_a_second_text_repeats_the_write_with_a_wrong_value_or_a_denial() -> Non
         "ticket #61;", "ticket #1061;"
     )
     assert seconds["second_text_denies"][1].arguments["body"] == "Correction: it is not #61."
+
+
+def test_writes_aimed_elsewhere_are_done_again_on_a_neighbour_or_swapped_round() -> None:
+    task = load_task(EXAMPLES / "tickets-route-unassigned.json")
+    variants = {v.kind: v.task.turns[0].solution for v in search_variants(task, CACHE.fork(task))}
+    updates = [s.arguments for s in task.turns[0].solution if s.tool == "tickets_update_ticket"]
+    assert [u["ticket_id"] for u in updates] == [34, 61, 62]
+    swapped = [s.arguments for s in variants["swapped_targets"] if s.tool == "tickets_update_ticket"]
+    assert swapped == [{**u, "ticket_id": t} for u, t in zip(updates, [61, 62, 34], strict=True)]
+    elsewhere = [s.arguments for s in variants["also_elsewhere"] if s.tool == "tickets_update_ticket"]
+    assert elsewhere == [
+        updates[0],
+        {**updates[0], "ticket_id": 33},
+        updates[1],
+        {**updates[1], "ticket_id": 60},
+        updates[2],
+        {**updates[2], "ticket_id": 63},
+    ]
 
 
 async def test_a_check_that_lets_the_wrong_values_through_is_found() -> None:

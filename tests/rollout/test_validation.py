@@ -228,3 +228,19 @@ async def test_the_deterministic_stage_compares_with_the_run_the_footprint_came_
     del cache.reference_hashes[task.content_hash]  # a footprint from elsewhere: played again
     third = await validate_task(task, cache=cache)
     assert third.summary() == "ok"
+
+
+def test_a_decimal_figure_is_read_in_its_whole_sentence_and_gets_every_claim_mutant() -> None:
+    from coworkenv.synth.family import Difficulty, build_task
+    from coworkenv.synth.validation.text_variants import claim_mutants
+
+    task = build_task("sheets_figure_by_formula", 7, Difficulty.level(0))
+    sentence = "The average amount of the Finance cost centre's expenses in January 2026 was EUR 2,622.50"
+    assert sentence in task.turns[0].solution[-1].arguments["body"]
+    bodies = {
+        m.kind: m.task.turns[0].solution[-1].arguments["body"]
+        for m in claim_mutants(task, SeedCache().fork(task))
+    }
+    assert set(bodies) == {"backwards", "hedge", "negate", "rival"}
+    assert f"{sentence} or 26,226.0, from the Cost centre expenses sheet." in bodies["hedge"]
+    assert "It is not the case that the average amount of the Finance" in bodies["negate"]

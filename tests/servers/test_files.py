@@ -85,7 +85,7 @@ TOP = entry("/top.csv", "file", 8, T0)
 # -- the tool list -----------------------------------------------------------------------------
 
 
-async def test_the_server_lists_nine_tools_with_read_only_and_destructive_hints(ws: Workspace) -> None:
+async def test_the_server_lists_eleven_tools_with_read_only_and_destructive_hints(ws: Workspace) -> None:
     with anyio.fail_after(5):
         async with Client(build_server(ws, "files")) as client:
             tools = (await client.list_tools()).tools
@@ -93,6 +93,8 @@ async def test_the_server_lists_nine_tools_with_read_only_and_destructive_hints(
     assert hints == {
         "list_directory": (True, False),
         "read_file": (True, False),
+        "open_document": (True, False),
+        "extract_text": (True, False),
         "search_files": (True, False),
         "get_file_info": (True, False),
         "write_file": (False, True),

@@ -276,6 +276,36 @@ async def test_follow_up_accepts_a_due_time_in_the_users_zone_and_rejects_extra_
     assert (record.success, record.score, failed(record)) == (False, (n - 1) / n, {f"due-{ids[0]}"})
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_follow_up_comments_swapped_between_tickets_fail_and_a_nameless_greeting_passes(
+    seed: int, cache: SeedCache
+) -> None:
+    task = build_task("ticket_follow_up_due", seed, HARD)
+    steps = [s.model_dump() for s in task.turns[0].solution]
+    comments = [s for s in steps if s["tool"] == "tickets_add_comment"]
+    ids = [s["arguments"]["ticket_id"] for s in comments]
+    hello = {s["arguments"]["ticket_id"]: s["arguments"]["body"].split("\n", 1)[0] for s in comments}
+    assert len(ids) == HARD.items and len(set(hello.values())) > 1  # each requester greeted by name
+    for s, other in zip(comments, ids[1:] + ids[:1], strict=True):  # each posted on the next ticket
+        s["arguments"]["ticket_id"] = other
+    # A greeting of the user's own given name is not told apart: she signs every comment with it.
+    signed = "Hello " + task.context.user_name.split()[0] + ","
+    misgreeted = {
+        f"asked-{b}"
+        for a, b in zip(ids, ids[1:] + ids[:1], strict=True)
+        if hello[a] not in (hello[b], signed)
+    }
+    assert misgreeted  # some tickets are other customers'
+    record = await play(task, cache, turn0=steps)
+    assert (record.success, failed(record)) == (False, misgreeted)
+
+    steps = [s.model_dump() for s in task.turns[0].solution]
+    for s in steps:
+        if s["tool"] == "tickets_add_comment":
+            s["arguments"]["body"] = "Hello,\n\n" + s["arguments"]["body"].split("\n\n", 1)[1]
+    assert passes(await play(task, cache, turn0=steps))
+
+
 async def test_policy_edit_accepts_another_layout_of_the_amount_and_rejects_other_edits(
     cache: SeedCache,
 ) -> None:

@@ -116,3 +116,29 @@ def test_every_procedural_task_validates_against_the_compact_schema() -> None:
     schema = generation_schema()
     for name in sorted(FAMILIES):
         jsonschema.validate(json.loads(compact_task(build_task(name, 0, Difficulty.level(1)))), schema)
+
+
+def test_the_prompt_of_the_new_services_names_their_objects_tables_and_tools() -> None:
+    from coworkenv.synth.prompt import system_prompt
+
+    text = system_prompt(["mail", "crm", "notes", "sheets"], scene_for(2))
+    assert text.startswith(
+        "You write tasks that train AI coworkers: executable JSON over a workspace of services "
+        "(here: mail, crm, notes, sheets)."
+    )
+    assert "crm_deals(id integer, account_id integer, name text, stage text, amount integer" in text
+    assert "- CRM accounts: 1 SwiftServe Ground Handling (vendor); 2 AeroCater (vendor);" in text
+    assert (
+        "- Deal stages: prospecting, qualification, proposal, negotiation, closed_won, closed_lost." in text
+    )
+    assert (
+        "- Notes database 1 'Projects': Status select [Not started|In progress|Blocked|Done], Owner person, "
+        in text
+    )
+    assert (
+        "- Spreadsheets (id title (sheets)): 1 'Price list' (Prices, Settings); 2 'Invoice ledger 2026'"
+        in text
+    )
+    for tool in ("crm_update_deal(", "notes_query_database(", "sheets_write_range("):
+        assert f"\n{tool}" in text
+    assert "tickets_tickets(" not in text and "Queues: " not in text

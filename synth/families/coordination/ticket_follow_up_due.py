@@ -20,6 +20,7 @@ from ...builders import (
     row_exists,
     states,
     step,
+    text_fact,
     ticket_fact,
 )
 from ...family import FamilyContext, family
@@ -191,16 +192,21 @@ def ticket_follow_up_due(ctx: FamilyContext) -> Task:
         ]
     ).format(day=f"{day_text(due)} {due.year}")
     names = _requesters(ws, ids)
+    given_of = {tid: first_name(name) for tid, name in names.items() if name}
+    given = set(given_of.values())
     for tid in ids:
         comment = {"ticket_id": tid, "author": user.email, "visibility": "public"}
         checks += [
             states(
                 f"asked-{tid}",
-                f"A new public comment on #{tid} asks for an update by the new due date, {due}",
+                f"A new public comment on #{tid} asks for an update by the new due date, {due}, "
+                "and greets no other ticket's requester",
                 "tickets_comments",
                 {**comment, "id": {"gt": last_comment}},
                 ["body"],
                 [date_fact(due)],
+                # the comment meant for another requester, posted here instead
+                absent=[text_fact(n) for n in sorted(given - {first_name(user.name), given_of.get(tid)})],
             ),
             row_exists(
                 f"due-{tid}",
