@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coworkenv.servers import SERVICE_NAMES
 from coworkenv.synth.capabilities import load_capabilities
 from coworkenv.synth.family import FAMILIES, KINDS, Kind
 from coworkenv.synth.generators import DraftRequest
@@ -215,6 +216,8 @@ def plan_requests(
                 variant=n,
                 difficulty=(n // width + n % width) % 3,
                 seed=seed,
+                # a procedural workday moves between whatever services its requests need
+                services=list(SERVICE_NAMES) if fam is not None and kind == "workday" else None,
             )
         )
     return requests

@@ -669,14 +669,17 @@ def _bare_group(t: str, n: facts.NumberMention) -> str:
 
 def date_mentions(t: str, day: dt.date, allowed: Iterable[dt.date]) -> list[Mention]:
     allowed = list(allowed)
+    found = facts.date_mentions(t)
+    # A weekday alone may be that of another allowed date only where the text names that date.
+    named = [a for a in allowed if any(d.full and d.names(a) for d in found)]
     out = []
-    for d in facts.date_mentions(t):
+    for d in found:
         if d.full:
             out.append(
                 Mention(d.start, d.end, d.names(day), any(d.names(a) for a in allowed), frozenset({"date"}))
             )
         else:  # a weekday alone states no date, but one that does not fit contradicts it
-            fits = d.names(day) or any(d.names(a) for a in allowed)
+            fits = d.names(day) or any(d.names(a) for a in named)
             out.append(Mention(d.start, d.end, False, fits, frozenset({"date"})))
     return out
 

@@ -72,6 +72,14 @@ class UpdateDealFields(BaseModel):
     next_step: str | None = None
 
 
+class UpdateAccountFields(BaseModel):
+    """Someone else changes an account: hands it to another owner or moves its renewal."""
+
+    account_id: RowId
+    owner: str | None = None
+    renewal_date: str | None = None
+
+
 @WORLD.operation(AddAccount)
 def add_account(ws: Workspace, p: AddAccount) -> dict[str, Any]:
     """An account exists."""
@@ -178,3 +186,18 @@ def update_deal_fields(ws: Workspace, p: UpdateDealFields) -> dict[str, Any]:
         raise ServiceError("update_deal_fields needs at least one field to change")
     store.update(ws, "crm_deals", p.deal_id, changes, ws.clock.now_text())
     return {"deal_id": p.deal_id, "changed": sorted(changes)}
+
+
+@WORLD.operation(UpdateAccountFields)
+def update_account_fields(ws: Workspace, p: UpdateAccountFields) -> dict[str, Any]:
+    """A colleague changes an account: hands it to another owner or moves its renewal date."""
+    store.account_row(ws, p.account_id)
+    changes: dict[str, Any] = {}
+    if p.owner is not None:
+        changes["owner"] = store.colleague(ws, p.owner, "owner")
+    if p.renewal_date is not None:
+        changes["renewal_date"] = store.day(p.renewal_date, "renewal_date")
+    if not changes:
+        raise ServiceError("update_account_fields needs an owner or a renewal_date to change")
+    store.update(ws, "crm_accounts", p.account_id, changes, ws.clock.now_text())
+    return {"account_id": p.account_id, "changed": sorted(changes)}

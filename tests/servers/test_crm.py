@@ -170,6 +170,21 @@ async def test_a_deal_reassigned_by_a_colleague_is_an_audited_event(ws: Workspac
         apply_world_operation(ws, "crm", "update_deal_fields", {"deal_id": 1})
 
 
+async def test_an_account_handed_over_or_its_renewal_moved_by_a_colleague(ws: Workspace) -> None:
+    result = apply_world_operation(
+        ws, "crm", "update_account_fields", {"account_id": 1, "owner": BO, "renewal_date": "2026-03-23"}
+    )
+    assert result == {"account_id": 1, "changed": ["owner", "renewal_date"]}
+    account = await call(ws, "get_account", {"account_id": 1})
+    assert (account["owner"], account["renewal_date"]) == (BO, "2026-03-23")
+    with pytest.raises(ValueError, match="needs an owner or a renewal_date"):
+        apply_world_operation(ws, "crm", "update_account_fields", {"account_id": 1})
+    with pytest.raises(ValueError, match="is not a colleague in the directory"):
+        apply_world_operation(
+            ws, "crm", "update_account_fields", {"account_id": 1, "owner": "cy@globex.example"}
+        )
+
+
 def test_every_world_renders_its_crm_the_same_way_twice() -> None:
     for profile in PROFILES:
         w = world(profile, None, 0)

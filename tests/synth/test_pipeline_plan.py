@@ -174,3 +174,13 @@ def test_a_default_plan_of_100_slots_reaches_every_industry_and_one_of_200_every
         industries = {PROFILES[w.split(":")[0]].industry if w != "northwind" else w for w in worlds if w}
         assert (len(worlds), len(industries)) == (50, 31)
         assert sum(r.kind != "single" for r in requests) == count * 2 // 5
+
+
+def test_a_procedural_workday_slot_may_use_every_service() -> None:
+    from coworkenv.servers import SERVICE_NAMES
+
+    requests = plan_requests(30, None, 0, worlds=5)
+    days = [r for r in requests if r.kind == "workday"]
+    assert days and all(r.services == list(SERVICE_NAMES) for r in days)
+    assert all(r.services is None for r in requests if r.kind != "workday")
+    assert all(r.services is None for r in plan_requests(30, None, 0, families=False))

@@ -227,6 +227,20 @@ def test_a_value_the_check_lists_may_stand_beside_the_fact_but_not_as_its_altern
     )
 
 
+def test_a_lone_weekday_fits_a_listed_date_only_where_the_text_names_that_date() -> None:
+    """Two checks list 22 February (a Sunday) and 28 February (a Saturday). A text about the
+    28th that adds "That is on Sunday." gives a wrong weekday: Sunday is the 22nd's, which this
+    text never names; beside the 22nd itself it is that date's weekday."""
+    other = {"date": "2026-02-22"}
+    assert (
+        claim("Borrowing starts on 28 February. That is on Sunday.", {"date": "2026-02-28"}, other)[0]
+        is False
+    )
+    assert claim("Borrowing starts on 28 February.", {"date": "2026-02-28"}, other)[0] is True
+    both = "The group comes on 22 February and borrowing starts on 28 February. That is on Sunday."
+    assert claim(both, {"date": "2026-02-28"}, other)[0] is True
+
+
 ABSENT = [
     ("The meeting moved from Monday 9 March to Tuesday 3 March.", False),
     ("It was moved from 9 March to 3 March.", False),
