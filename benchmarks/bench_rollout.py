@@ -10,6 +10,7 @@ import anyio
 from openai import AsyncOpenAI
 
 from coworkenv.rollout import OpenAIAgent, OraclePolicy, SeedCache, run_episode
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.rollout.episodes.batch import arun_batch
 from coworkenv.task import load_task, task_files
@@ -31,7 +32,7 @@ async def model_step_overhead() -> tuple[float, float]:
     task = load_task(EXAMPLES / "tickets-error-recovery.json")
     step = {"tool_calls": [{"name": "tickets_list_queues", "arguments": {}}]}
     with ScriptedLLM([step] * 1000) as llm:
-        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="k", max_steps_per_turn=STEPS)
+        agent = OpenAIAgent(Endpoint(model="m", base_url=llm.base_url, api_key="k"), max_steps_per_turn=STEPS)
         cache = SeedCache()
         cache.snapshot(task)
         one_turn = task.model_copy(update={"turns": task.turns[:1]})

@@ -13,13 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from coworkenv.rollout.agents.openai_client import (
-    DEFAULT_API_KEY_ENV,
-    DEFAULT_TIMEOUT,
-    EndpointFailed,
-    chat,
-    make_client,
-)
+from coworkenv.rollout.agents.openai_client import Endpoint, EndpointFailed
 from coworkenv.synth.capabilities import capability
 from coworkenv.synth.family import FAMILIES, Difficulty, Kind, SeedDoesNotFit, build_task
 from coworkenv.synth.prompt import (
@@ -142,27 +136,20 @@ class LLMGenerator:
 
     def __init__(
         self,
-        model: str,
+        endpoint: Endpoint,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = DEFAULT_API_KEY_ENV,
         temperature: float = 0.7,
         examples: Sequence[Task] = (),
         structured_output: bool = True,
         max_tokens: int = 12_000,
-        attempts: int = 6,
-        backoff: float = 2.0,
-        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
-        self.model: str | None = model
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, timeout=timeout, max_retries=0)
+        self.endpoint = endpoint
+        self.model: str | None = endpoint.model
+        self.client = endpoint.client()
         self.temperature = temperature
         self.examples = list(examples)
         self.structured_output = structured_output
         self.max_tokens = max_tokens
-        self.attempts = attempts
-        self.backoff = backoff
         self.retries = 0
         """Endpoint failures retried so far (they spend no round)."""
         self._conversations: dict[int, list[dict[str, Any]]] = {}
@@ -240,7 +227,6 @@ class LLMGenerator:
             ]
         self._conversations[request.slot] = messages
         kwargs: dict[str, Any] = {
-            "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -253,9 +239,7 @@ class LLMGenerator:
             self.retries += 1
 
         try:
-            response = await chat(
-                self.client, attempts=self.attempts, backoff=self.backoff, on_retry=count, **kwargs
-            )
+            response = await self.endpoint.chat(self.client, on_retry=count, **kwargs)
         except EndpointFailed as exc:
             raise GenerationError(str(exc), infrastructure=True) from exc
         choice = response.choices[0]

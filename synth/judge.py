@@ -2,7 +2,7 @@
 the context and its rules), is every checked outcome asked for or implied, and does the
 request read like a real one? Execution proves a task solvable by its own solution; the
 judge catches a task only its author could solve (a rule the checks need, missing from the
-user text). Any OpenAI-compatible endpoint; off unless `--judge-model` is given."""
+user text). Any OpenAI-compatible endpoint; off unless `--endpoint judge=MODEL[@URL]` is given."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from coworkenv.rollout.agents.openai_client import DEFAULT_API_KEY_ENV, EndpointFailed, chat, make_client
+from coworkenv.rollout.agents.openai_client import Endpoint, EndpointFailed
 from coworkenv.synth.generators import GenerationError, extract_json
 from coworkenv.task import Task
 
@@ -74,22 +74,11 @@ def judge_view(task: Task) -> str:
 class LLMJudge:
     """Scores drafts through a Chat Completions endpoint (see the module docstring)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = DEFAULT_API_KEY_ENV,
-        min_score: float = DEFAULT_MIN_SCORE,
-        attempts: int = 6,
-        backoff: float = 2.0,
-    ) -> None:
-        self.model = model
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=0)
+    def __init__(self, endpoint: Endpoint, *, min_score: float = DEFAULT_MIN_SCORE) -> None:
+        self.endpoint = endpoint
+        self.model = endpoint.model
+        self.client = endpoint.client()
         self.min_score = min_score
-        self.attempts = attempts
-        self.backoff = backoff
 
     async def judge(self, task: Task) -> Judgement:
         """The judge's verdict on one draft; `GenerationError` (infrastructure) when the
@@ -99,11 +88,8 @@ class LLMJudge:
             {"role": "user", "content": judge_view(task)},
         ]
         try:
-            response = await chat(
+            response = await self.endpoint.chat(
                 self.client,
-                attempts=self.attempts,
-                backoff=self.backoff,
-                model=self.model,
                 messages=messages,
                 temperature=0.0,
                 max_tokens=1500,

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from coworkenv.rollout.agents.openai_client import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT, chat, make_client
+from coworkenv.rollout.agents.openai_client import Endpoint, EndpointFailed
 from coworkenv.rollout.episodes.seeding import SeedCache
+from coworkenv.synth.generators import GenerationError
 from coworkenv.task import Task
 from coworkenv.verifiers.facts import number_mentions, states_date, states_number, states_person, states_text
 
@@ -121,33 +122,23 @@ class Paraphrased:
 class Paraphraser:
     """Rewrites user messages through a Chat Completions endpoint (see the module docstring)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = DEFAULT_API_KEY_ENV,
-        temperature: float = 0.9,
-        attempts: int = 4,
-        backoff: float = 1.0,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        self.model = model
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, timeout=timeout)
+    def __init__(self, endpoint: Endpoint, *, temperature: float = 0.9) -> None:
+        self.endpoint = endpoint
+        self.model = endpoint.model
+        self.client = endpoint.client()
         self.temperature = temperature
-        self.attempts = attempts
-        self.backoff = backoff
 
     async def rewrite(self, text: str) -> str:
-        response = await chat(
-            self.client,
-            attempts=self.attempts,
-            backoff=self.backoff,
-            model=self.model,
-            temperature=self.temperature,
-            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
-        )
+        """The model's rewording of `text`; an endpoint that keeps failing is an infrastructure
+        `GenerationError` (the slot stops unfinished, and a rerun fills it)."""
+        try:
+            response = await self.endpoint.chat(
+                self.client,
+                temperature=self.temperature,
+                messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": text}],
+            )
+        except EndpointFailed as exc:
+            raise GenerationError(f"the paraphrase endpoint failed: {exc}", infrastructure=True) from exc
         return (response.choices[0].message.content or "").strip()
 
     async def paraphrase(self, task: Task, *, cache: SeedCache | None = None) -> Paraphrased:

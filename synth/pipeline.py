@@ -5,7 +5,8 @@ For each slot (a capability, a difficulty, a seed), up to `max_rounds` rounds:
 2. validation: schema, seed loads, checks valid, no-op fails, oracle solves (score 1.0,
    no safety violation), deterministic, mutants killed (see `synth.validation.validation`);
    before that, a draft must match its request (capability, services, turns) and must not
-   nearly duplicate a kept task; after it, an optional LLM judge and a probe agent;
+   nearly duplicate a kept task (a draft that does not match is validated all the same, so
+   its report holds every problem); after it, an optional LLM judge and a probe agent;
 3. a failing draft's report, every problem found, goes back to the generator for the next
    round. An endpoint that keeps failing spends no round: the slot stops, and a rerun fills it.
 Validation is CPU-bound, so by default it runs in one worker process per core
@@ -237,19 +238,20 @@ async def evaluate_draft(
         return fail("schema_valid", [str(exc)])
     record.passed.append("schema_valid")
     record.task_id, record.task_hash, record.services = task.id, task.content_hash, list(task.services)
-    mismatch = consistency_problems(task, request.capability, request.services)
-    if mismatch:
-        return fail("consistent", [f"consistent: {p}" for p in mismatch])
-    record.passed.append("consistent")
-    duplicate = find_duplicate(task, kept)
-    if duplicate is not None:
-        return fail(
-            "unique",
-            [
-                f"unique: a near-duplicate of kept task {duplicate.id!r}: change the scenario, people and values"
-            ],
-        )
-    record.passed.append("unique")
+    mismatch = [f"consistent: {p}" for p in consistency_problems(task, request.capability, request.services)]
+    if not mismatch:
+        record.passed.append("consistent")
+        duplicate = find_duplicate(task, kept)
+        if duplicate is not None:
+            return fail(
+                "unique",
+                [
+                    f"unique: a near-duplicate of kept task {duplicate.id!r}: change the scenario, people and values"
+                ],
+            )
+        record.passed.append("unique")
+    # A draft that does not match its request is still validated: what validation finds does
+    # not depend on it, and the author gets every problem in one round.
     if validator is not None:
         # The seed is built here, where drafting has already rendered its world; a worker
         # forks it instead of rendering the world again. It is not kept here.
@@ -260,15 +262,15 @@ async def evaluate_draft(
         report = ValidationReport.model_validate_json(await validator(task.model_dump_json(), seed))
     else:
         report = await validate_task(task, cache=cache)
+    found = [f"{s.name}: {s.detail}" for s in report.failures()]
+    skipped = [s.name for s in report.stages if s.skipped]
+    if skipped:
+        found.append(f"not run yet ({report.stages[-1].detail[len('not run: ') :]}): {', '.join(skipped)}")
+    if mismatch:
+        return fail("consistent", mismatch + found)
     for stage in report.stages:
         if not stage.passed:
-            problems = [f"{s.name}: {s.detail}" for s in report.failures()]
-            skipped = [s.name for s in report.stages if s.skipped]
-            if skipped:
-                problems.append(
-                    f"not run yet ({report.stages[-1].detail[len('not run: ') :]}): {', '.join(skipped)}"
-                )
-            return fail(VALIDATION_TO_FUNNEL[stage.name], problems)
+            return fail(VALIDATION_TO_FUNNEL[stage.name], found)
         record.passed.append(VALIDATION_TO_FUNNEL[stage.name])
     record.kill_rate = report.kill_rate
     record.kill_rates, record.acceptance_rates = report.kill_rates(), report.acceptance_rates()

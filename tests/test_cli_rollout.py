@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 
 from coworkenv.cli import cli
 from coworkenv.rollout import read_records
-from coworkenv.rollout.agents.openai_client import make_client
+from coworkenv.rollout.agents.openai_client import Endpoint, make_client, parse_endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.rollout.agents.user_simulator import SATISFIED
 from coworkenv.synth.generators import LLMGenerator
@@ -67,8 +67,8 @@ def test_user_model_answers_the_agent_in_every_episode(tmp_path: Path) -> None:
     user_script = [{"content": "Urgent, please."}, {"content": SATISFIED}]
     with ScriptedLLM(agent_script, model="a") as agent_llm, ScriptedLLM(user_script, model="u") as user_llm:
         result = invoke(
-            "rollout", task, "--agent", "openai", "--model", "a", "--base-url", agent_llm.base_url,
-            "--user-model", "u", "--user-base-url", user_llm.base_url, "--out", tmp_path / "out",
+            "rollout", task, "--agent", "openai", "--endpoint", f"agent=a@{agent_llm.base_url}",
+            "--endpoint", f"user=u@{user_llm.base_url}", "--out", tmp_path / "out",
         )  # fmt: skip
         user_requests = user_llm.requests
     assert result.exit_code == 0, result.output
@@ -84,8 +84,8 @@ def test_api_key_env_is_what_the_agent_and_the_simulator_send(tmp_path: Path) ->
     task = persona_task(tmp_path / "tasks")
     with ScriptedLLM([{"content": "Done."}]) as agent_llm, ScriptedLLM([{"content": SATISFIED}]) as user_llm:
         result = invoke(
-            "rollout", task, "--agent", "openai", "--model", "a", "--base-url", agent_llm.base_url,
-            "--user-model", "u", "--user-base-url", user_llm.base_url, "--api-key-env", "MY_KEY",
+            "rollout", task, "--agent", "openai", "--endpoint", f"agent=a@{agent_llm.base_url},key_env=MY_KEY",
+            "--endpoint", f"user=u@{user_llm.base_url},key_env=MY_KEY",
             "--out", tmp_path / "out",
             env={"MY_KEY": "secret-1", "OPENAI_API_KEY": "not-this-one"},
         )  # fmt: skip
@@ -97,14 +97,24 @@ def test_api_key_env_is_what_the_agent_and_the_simulator_send(tmp_path: Path) ->
 
 def test_the_generator_reads_the_key_from_the_variable_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_KEY", "secret-2")
-    assert LLMGenerator("m", api_key_env="MY_KEY").client.api_key == "secret-2"
+    assert LLMGenerator(Endpoint(model="m", api_key_env="MY_KEY")).client.api_key == "secret-2"
     assert make_client("http://127.0.0.1:1/v1").api_key == "EMPTY"  # self-hosted: a placeholder
 
 
 def test_no_key_for_openai_fails_before_the_batch(tmp_path: Path) -> None:
     task = write_task(tmp_path / "tasks")
     result = CliRunner().invoke(
-        cli, ["rollout", str(task), "--agent", "openai", "--model", "gpt", "--out", str(tmp_path / "out")]
+        cli,
+        [
+            "rollout",
+            str(task),
+            "--agent",
+            "openai",
+            "--endpoint",
+            "agent=gpt",
+            "--out",
+            str(tmp_path / "out"),
+        ],
     )
     assert result.exit_code == 1
     assert "no API key: set OPENAI_API_KEY" in result.output
@@ -121,10 +131,8 @@ def test_an_unreachable_endpoint_fails_before_the_batch_with_the_reason(tmp_path
             str(task),
             "--agent",
             "openai",
-            "--model",
-            "m",
-            "--base-url",
-            url,
+            "--endpoint",
+            f"agent=m@{url}",
             "--out",
             str(tmp_path / "out"),
         ],
@@ -145,10 +153,8 @@ def test_a_refused_key_fails_before_the_batch(tmp_path: Path) -> None:
                 str(task),
                 "--agent",
                 "openai",
-                "--model",
-                "m",
-                "--base-url",
-                llm.base_url,
+                "--endpoint",
+                f"agent=m@{llm.base_url}",
                 "--out",
                 str(tmp_path / "out"),
             ],
@@ -163,7 +169,7 @@ def test_a_batch_in_which_every_episode_errored_exits_non_zero(tmp_path: Path) -
     task = write_task(tmp_path / "tasks")
     with ScriptedLLM([{"status": 400, "error": "bad model"}] * 2) as llm:
         result = invoke(
-            "rollout", task, "--agent", "openai", "--model", "m", "--base-url", llm.base_url,
+            "rollout", task, "--agent", "openai", "--endpoint", f"agent=m@{llm.base_url}",
             "--trials", "2", "--out", tmp_path / "out",
         )  # fmt: skip
     assert result.exit_code == 1
@@ -234,3 +240,69 @@ def test_a_noisy_agent_with_drift_loses_the_thread_in_the_later_turn(tmp_path: P
         for name in ("drift", "steady")
     }
     assert turns == {"drift": [[True, False]] * 2, "steady": [[True, True]] * 2}
+
+
+@pytest.mark.parametrize(
+    ("spec", "role", "endpoint"),
+    [
+        ("agent=gpt-4.1", "agent", Endpoint(model="gpt-4.1")),
+        (
+            "agent=Qwen/Qwen3-8B@http://127.0.0.1:8000/v1",
+            "agent",
+            Endpoint(model="Qwen/Qwen3-8B", base_url="http://127.0.0.1:8000/v1"),
+        ),
+        (
+            "user=qwen2.5:14b@http://localhost:11434/v1,key_env=MY_KEY,timeout=30,attempts=2",
+            "user",
+            Endpoint(
+                model="qwen2.5:14b",
+                base_url="http://localhost:11434/v1",
+                api_key_env="MY_KEY",
+                timeout=30,
+                attempts=2,
+            ),
+        ),
+        ("agent=m,retry_budget=5,backoff=0.5", "agent", Endpoint(model="m", retry_budget=5, backoff=0.5)),
+    ],
+)
+def test_an_endpoint_value_names_a_role_a_model_a_url_and_settings(
+    spec: str, role: str, endpoint: Endpoint
+) -> None:
+    assert parse_endpoint(spec, ("agent", "user")) == (role, endpoint)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("gpt-4.1", "'gpt-4.1' names no role: write ROLE=MODEL[@URL]"),
+        ("judge=m", "unknown role 'judge' in 'judge=m'; this command's roles: agent, user"),
+        ("agent=", "'agent=' names no model"),
+        (
+            "agent=m@localhost:8000/v1",
+            "the URL after '@' must start with http:// or https://, not 'localhost:8000/v1'",
+        ),
+        ("agent=m,temperature=1", "unknown setting 'temperature=1'; settings are key_env=..., timeout=..."),
+        ("agent=m,timeout=0", "'agent=m,timeout=0': timeout: Input should be greater than 0"),
+        ("agent=m,attempts=many", "attempts: Input should be a valid integer"),
+    ],
+)
+def test_a_bad_endpoint_value_is_a_usage_error_that_says_what_to_write(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    task = write_task(tmp_path / "tasks")
+    result = invoke("rollout", task, "--agent", "openai", "--endpoint", value, "--out", tmp_path / "out")
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_roles_are_given_once_and_only_where_a_model_is_called(tmp_path: Path) -> None:
+    task = write_task(tmp_path / "tasks")
+    twice = invoke("rollout", task, "--agent", "openai", "--endpoint", "agent=a", "--endpoint", "agent=b",
+                   "--out", tmp_path / "out")  # fmt: skip
+    assert twice.exit_code == 2 and "the agent endpoint is given twice" in twice.output
+    missing = invoke("rollout", task, "--agent", "openai", "--out", tmp_path / "out")
+    assert missing.exit_code == 2 and "--agent openai needs --endpoint agent=MODEL[@URL]" in missing.output
+    unused = invoke("rollout", task, "--agent", "oracle", "--endpoint", "agent=a", "--out", tmp_path / "out")
+    assert unused.exit_code == 2
+    assert "--endpoint agent=... is for --agent openai; --agent oracle calls no model" in unused.output

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from coworkenv.cli import _load_workspace, cli
+from coworkenv.cli import cli
+from coworkenv.cli.options import load_workspace
 from coworkenv.servers.render import render_workspace
 from coworkenv.worlds import PROFILES, world
 
@@ -37,7 +38,7 @@ def test_world_write_then_serve_world_file_gives_the_same_workspace(tmp_path: Pa
     assert result.exit_code == 0 and f"to {path}" in result.output
     again = CliRunner().invoke(cli, ["world", "write", "logistics:15:2", str(path)])
     assert again.exit_code == 2 and "already exists; pass --overwrite" in again.output
-    served = _load_workspace(None, None, str(path))
+    served = load_workspace(None, None, str(path))
     assert served.content_hash() == render_workspace(world("logistics", 15, 2)).content_hash()
 
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from coworkenv.cli import cli
 from coworkenv.rollout import SeedCache
-from coworkenv.rollout.agents.openai_client import make_client
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.rollout.episodes.seeding import seed_workspace
 from coworkenv.servers.render import render_workspace
@@ -44,9 +44,9 @@ def answer(data: dict[str, Any]) -> dict[str, Any]:
 
 async def propose(script: list[Any], **kwargs: Any) -> tuple[Any, list[dict[str, Any]]]:
     with ScriptedLLM(script, model="designer") as llm:
-        client = make_client(llm.base_url, "k")
+        endpoint = Endpoint(model="designer", base_url=llm.base_url, api_key="k", backoff=0.0)
         proposal = await propose_world(
-            client, "designer", industry="veterinary clinic group", size=10, seed=4, backoff=0.0, **kwargs
+            endpoint, industry="veterinary clinic group", size=10, seed=4, **kwargs
         )
         return proposal, llm.requests
 
@@ -129,7 +129,7 @@ def test_world_propose_writes_the_world(tmp_path: Path) -> None:
     with ScriptedLLM([answer(broken()), answer(clinic())], model="designer") as llm:
         args = ["world", "propose", str(out), "--industry", "veterinary clinic group", "--size", "10"]
         result = CliRunner().invoke(
-            cli, [*args, "--model", "designer", "--base-url", llm.base_url], env={"OPENAI_API_KEY": "k"}
+            cli, [*args, "--endpoint", f"world=designer@{llm.base_url}"], env={"OPENAI_API_KEY": "k"}
         )
     assert result.exit_code == 0, result.output
     assert result.output.startswith(
@@ -140,8 +140,8 @@ def test_world_propose_writes_the_world(tmp_path: Path) -> None:
     with ScriptedLLM([{"content": "no"}], model="designer") as llm:
         failed = CliRunner().invoke(
             cli,
-            ["world", "propose", str(tmp_path / "x.json"), "--industry", "zoo", "--model", "designer",
-             "--base-url", llm.base_url, "--rounds", "1"],
+            ["world", "propose", str(tmp_path / "x.json"), "--industry", "zoo",
+             "--endpoint", f"world=designer@{llm.base_url}", "--rounds", "1"],
         )  # fmt: skip
     assert failed.exit_code == 1 and "no valid zoo world in 1 rounds" in failed.output
 
@@ -164,7 +164,7 @@ def test_synth_proposes_worlds_first_keeps_them_and_reuses_them(tmp_path: Path) 
     with ScriptedLLM([answer(broken()), answer(clinic())], model="designer") as llm:
         result = CliRunner().invoke(
             cli,
-            [*args, "--propose-worlds", "1", "--world-model", "designer", "--base-url", llm.base_url,
+            [*args, "--propose-worlds", "1", "--endpoint", f"world=designer@{llm.base_url}",
              "--concurrency", "1", "--out", str(out)],
             env={"OPENAI_API_KEY": "k"},
         )  # fmt: skip
@@ -179,11 +179,13 @@ def test_synth_proposes_worlds_first_keeps_them_and_reuses_them(tmp_path: Path) 
     with ScriptedLLM([], model="designer") as llm:
         again = CliRunner().invoke(
             cli,
-            [*args[:2], "3", *args[3:], "--propose-worlds", "1", "--world-model", "designer",
-             "--base-url", llm.base_url, "--concurrency", "1", "--out", str(out)],
+            [*args[:2], "3", *args[3:], "--propose-worlds", "1",
+             "--endpoint", f"world=designer@{llm.base_url}", "--concurrency", "1", "--out", str(out)],
             env={"OPENAI_API_KEY": "k"},
         )  # fmt: skip
         assert again.exit_code == 0, again.output
         assert llm.requests == []  # the kept world is reused
     no_model = CliRunner().invoke(cli, ["synth", "--propose-worlds", "1", "--out", str(tmp_path / "x")])
-    assert no_model.exit_code == 2 and "--propose-worlds needs --world-model (or --model)" in no_model.output
+    assert (
+        no_model.exit_code == 2 and "--propose-worlds needs --endpoint world=MODEL[@URL]" in no_model.output
+    )

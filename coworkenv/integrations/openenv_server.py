@@ -55,6 +55,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from coworkenv.rollout.agents.tool_schemas import bound_result
 from coworkenv.rollout.episodes.episode import Episode
 from coworkenv.rollout.episodes.preflight import check_ready
 from coworkenv.rollout.episodes.records_io import append_record, read_records
@@ -111,12 +112,14 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
         cache: SeedCache,
         records_dir: Path | None = None,
         trials: dict[str, itertools.count[int]] | None = None,
+        max_result_chars: int | None = None,
     ) -> None:
         super().__init__()
         self.tasks = tasks
         self.cache = cache
         self.records_dir = records_dir
         self.trials = {} if trials is None else trials
+        self.max_result_chars = max_result_chars
         self.episode: Episode | None = None
         self.episode_id: str | None = None
         self.steps = 0
@@ -191,7 +194,9 @@ class CoworkOpenEnv(Environment[CoworkAction, Observation, State]):
             outcome = await episode.acall(action.tool_name, action.arguments)
             return CallToolObservation(
                 tool_name=action.tool_name,
-                result=outcome.text,
+                result=outcome.text
+                if self.max_result_chars is None
+                else bound_result(outcome.text, self.max_result_chars),
                 done=False,
                 reward=0.0,
                 metadata={"is_error": outcome.is_error},
@@ -273,9 +278,13 @@ def build_app(
     max_sessions: int = 8,
     idle_timeout: float | None = 600,
     records_dir: str | Path | None = None,
+    max_result_chars: int | None = None,
 ) -> Any:
     """The OpenEnv FastAPI app over these tasks: at most `max_sessions` sessions at once,
-    each dropped after `idle_timeout` seconds without a message (None: never)."""
+    each dropped after `idle_timeout` seconds without a message (None: never). With
+    `max_result_chars`, each tool result is cut to that many characters, with a note on how
+    to page (`rollout.agents.tool_schemas.bound_result`). Raises `NotReady` when the tasks
+    cannot be judged here."""
     tasks = list(tasks)
     check_ready(tasks)
     by_id = {t.id: t for t in tasks}
@@ -283,7 +292,7 @@ def build_app(
     folder = Path(records_dir) if records_dir is not None else None
     trials = _next_trials(folder)
     app = create_fastapi_app(
-        lambda: CoworkOpenEnv(by_id, cache, folder, trials),
+        lambda: CoworkOpenEnv(by_id, cache, folder, trials, max_result_chars),
         CoworkAction,
         CoworkObservation,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout),

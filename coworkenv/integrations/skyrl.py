@@ -16,7 +16,9 @@ message), each `step(text)` runs the text's `<tool_call>` blocks, or takes it as
 to the user and moves to the next turn after its events. The last step's reward is the
 verdict's score (0.0 before); its metadata and `get_metrics()` hold the named rewards.
 SkyRL's `max_turns` (in the extras) bounds the steps: past it the episode is judged as it
-stands. With `records_dir`, each episode's record is appended there when it ends.
+stands. With `records_dir`, each episode's record is appended there when it ends. With
+`max_result_chars` (a `dataset_rows` argument, or a key of `env_config`), each tool result
+the model reads is cut to that many characters, with a note on how to page.
 
 An episode that has no verdict (its checks could not run) raises `UnscoredEpisode` at its
 last step: SkyRL has no way to leave one trajectory out of its group's statistics, and a
@@ -55,11 +57,13 @@ def dataset_rows(
     *,
     seed: int = 0,
     records_dir: str | Path | None = None,
+    max_result_chars: int | None = None,
     env_id: str = ENV_ID,
 ) -> list[dict[str, Any]]:
     """One SkyRL prompt-dataset row per task of these task files and folders: the prompt
     the environment starts from, the environment class, the task id and the settings the
-    environment reads (`coworkenv`: the task paths, `seed`, `records_dir`, made absolute)."""
+    environment reads (`coworkenv`: the task paths, `seed`, `records_dir`, made absolute, and
+    `max_result_chars` when one is given)."""
     if isinstance(paths, str | Path):
         paths = [paths]
     settings: dict[str, Any] = {
@@ -67,6 +71,8 @@ def dataset_rows(
         "seed": seed,
         "records_dir": None if records_dir is None else str(Path(records_dir).resolve()),
     }
+    if max_result_chars is not None:
+        settings["max_result_chars"] = max_result_chars
     tasks = task_set(settings["tasks"])
     rows = []
     for task in tasks.tasks.values():
@@ -104,7 +110,10 @@ class CoworkTextEnv(BaseTextEnv):
             cache=tasks.cache,
             policy=POLICY_NAME,
         )
-        self.text_episode = TextEpisode(episode, max_steps=max_steps)
+        bound = config.get("max_result_chars")
+        self.text_episode = TextEpisode(
+            episode, max_steps=max_steps, max_result_chars=None if bound is None else int(bound)
+        )
         self.metrics: dict[str, Any] = {}
 
     def init(self, prompt: ConversationType) -> tuple[ConversationType, dict[str, Any]]:

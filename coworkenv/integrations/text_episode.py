@@ -16,7 +16,8 @@ it, then the first user message), then, for each thing the model writes, `step(t
 then the verdict's score, with the named rewards (`Episode.rewards()`) and the status in
 `info`. An episode with no verdict (its checks could not run) ends with reward None.
 With `max_steps`, the episode ends after that many steps, judged as it stands (the turns
-never reached count as failed).
+never reached count as failed). With `max_result_chars`, each tool result the model reads is
+cut to that many characters, with a note on how to page (`rollout.agents.tool_schemas.bound_result`).
 
     text_episode = TextEpisode(Episode(task))
     messages = text_episode.reset()
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from coworkenv.rollout.agents.tool_schemas import bound_result
 from coworkenv.rollout.episodes.episode import Episode, EpisodeError, Start, run_sync
 
 from .tool_text import ParsedText, parse_tool_calls, system_with_tools
@@ -61,12 +63,20 @@ class TextEpisode:
     """An episode played from model text. See the module docstring."""
 
     def __init__(
-        self, episode: Episode, *, max_steps: int | None = None, tools_in_prompt: bool = True
+        self,
+        episode: Episode,
+        *,
+        max_steps: int | None = None,
+        tools_in_prompt: bool = True,
+        max_result_chars: int | None = None,
     ) -> None:
         if max_steps is not None and max_steps < 1:
             raise ValueError(f"max_steps must be at least 1, not {max_steps}")
+        if max_result_chars is not None and max_result_chars < 1:
+            raise ValueError(f"max_result_chars must be at least 1, not {max_result_chars}")
         self.episode = episode
         self.max_steps = max_steps
+        self.max_result_chars = max_result_chars
         self.tools_in_prompt = tools_in_prompt
         self.start: Start | None = None
         """What `reset` started from (its `openai_tools` for a chat template's `tools`)."""
@@ -108,6 +118,8 @@ class TextEpisode:
                     text = f"Error: {call.error}; nothing was run."
                 else:
                     text = (await episode.acall(call.name, call.arguments)).text
+                    if self.max_result_chars is not None:
+                        text = bound_result(text, self.max_result_chars)
                 observation.append({"role": "tool", "content": text})
         else:
             answer = episode.reply(parsed.content)

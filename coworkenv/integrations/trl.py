@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.agents.tool_schemas import bound_result, tools_for_services
 from coworkenv.rollout.episodes.episode import Episode
 from coworkenv.rollout.episodes.preflight import check_ready
 from coworkenv.rollout.episodes.records_io import append_record
@@ -76,6 +76,7 @@ class CoworkEnvironment:
     limits: ClassVar[Limits | None] = None
     seed: ClassVar[int] = 0
     records_dir: ClassVar[Path | None] = None
+    max_result_chars: ClassVar[int | None] = None
     _trials: ClassVar[dict[str, itertools.count[int]]]
 
     def __init__(self) -> None:
@@ -140,7 +141,8 @@ class CoworkEnvironment:
         episode = self._episode()
         if episode.done:
             return OVER
-        return episode.call(name, arguments).text
+        text = episode.call(name, arguments).text
+        return text if self.max_result_chars is None else bound_result(text, self.max_result_chars)
 
     def _ask_user(self, question: str) -> str:
         if self.problem is not None:
@@ -173,10 +175,12 @@ def environment_factories(
     limits: Limits | None = None,
     seed: int = 0,
     records_dir: str | Path | None = None,
+    max_result_chars: int | None = None,
 ) -> dict[str, type[CoworkEnvironment]]:
     """For `GRPOTrainer(environment_factory=...)`: one environment class per set of services
     among the tasks (see `environment_class`), by `environment_name`, which each row of
-    `build_dataset` names. A prompt then carries only its own task's tools. Raises
+    `build_dataset` names. A prompt then carries only its own task's tools; `max_result_chars`
+    bounds each tool result as in `environment_class`. Raises
     `NotReady` when the tasks cannot be judged here (see `rollout.episodes.preflight`)."""
     tasks = list(tasks)
     check_ready(tasks)
@@ -186,7 +190,14 @@ def environment_factories(
     cache = SeedCache()
     return {
         name: _environment_class(
-            group, name=name, faults=faults, limits=limits, seed=seed, records_dir=records_dir, cache=cache
+            group,
+            name=name,
+            faults=faults,
+            limits=limits,
+            seed=seed,
+            records_dir=records_dir,
+            cache=cache,
+            max_result_chars=max_result_chars,
         )
         for name, group in sorted(groups.items())
     }
@@ -201,12 +212,16 @@ def environment_class(
     records_dir: str | Path | None = None,
     multi_turn: bool | None = None,
     ask_user: bool | None = None,
+    max_result_chars: int | None = None,
 ) -> type[CoworkEnvironment]:
     """One class for `GRPOTrainer(environment_factory=...)` over these tasks: one tool method
     per MCP tool of their services (the union, when tasks differ: `environment_factories`
     gives each set of services a class of its own), plus `finish_turn` when a task has
     several turns (or `multi_turn=True`) and `ask_user` when a task has a clarification
-    turn (or `ask_user=True`). Raises `NotReady` when the tasks cannot be judged here."""
+    turn (or `ask_user=True`). With `max_result_chars`, each tool result the model reads is
+    cut to that many characters, with a note on how to page
+    (`rollout.agents.tool_schemas.bound_result`): a small model's context holds the episode.
+    Raises `NotReady` when the tasks cannot be judged here."""
     tasks = list(tasks)
     check_ready(tasks)
     return _environment_class(
@@ -219,6 +234,7 @@ def environment_class(
         cache=SeedCache(),
         multi_turn=multi_turn,
         ask_user=ask_user,
+        max_result_chars=max_result_chars,
     )
 
 
@@ -233,6 +249,7 @@ def _environment_class(
     cache: SeedCache,
     multi_turn: bool | None = None,
     ask_user: bool | None = None,
+    max_result_chars: int | None = None,
 ) -> type[CoworkEnvironment]:
     by_id = {t.id: t for t in tasks}
     services = sorted({s for t in by_id.values() for s in t.services})
@@ -243,6 +260,7 @@ def _environment_class(
         "limits": limits,
         "seed": seed,
         "records_dir": Path(records_dir) if records_dir is not None else None,
+        "max_result_chars": max_result_chars,
         "_trials": {},
         "__doc__": f"coworkenv episodes of {len(by_id)} task(s) over {', '.join(services)}.",
     }

@@ -63,10 +63,13 @@ def write_agent_loop_config(
     tasks: Iterable[str | Path],
     seed: int = 0,
     records_dir: str | Path | None = None,
+    max_result_chars: int | None = None,
     name: str = AGENT_NAME,
 ) -> Path:
     """Write verl's agent-loop config file (for `rollout.agent.agent_loop_config_path`)
-    that names `CoworkAgentLoop` `name`, over these task files and folders."""
+    that names `CoworkAgentLoop` `name`, over these task files and folders. With
+    `max_result_chars`, each tool result the model reads is cut to that many characters,
+    with a note on how to page."""
     entry: dict[str, Any] = {
         "name": name,
         "_target_": f"{__name__}.CoworkAgentLoop",
@@ -75,6 +78,8 @@ def write_agent_loop_config(
     }
     if records_dir is not None:
         entry["records_dir"] = str(Path(records_dir).resolve())
+    if max_result_chars is not None:
+        entry["max_result_chars"] = max_result_chars
     out = Path(path)
     out.write_text(json.dumps([entry], indent=2) + "\n")  # JSON is YAML: verl reads it with OmegaConf
     return out
@@ -113,6 +118,7 @@ class CoworkAgentLoop(AgentLoopBase):
         tasks: Iterable[str],
         seed: int = 0,
         records_dir: str | None = None,
+        max_result_chars: int | None = None,
         tools: Any = None,
         **kwargs: Any,
     ) -> None:
@@ -120,6 +126,7 @@ class CoworkAgentLoop(AgentLoopBase):
         self.tasks = task_set(list(tasks))
         self.seed = seed
         self.records_dir = records_dir
+        self.max_result_chars = max_result_chars
         multi_turn = self.rollout_config.multi_turn
         self.tool_parser = ToolParser.get_tool_parser(multi_turn.format, self.tokenizer)
         self.max_replies = multi_turn.max_assistant_turns or None
@@ -136,7 +143,12 @@ class CoworkAgentLoop(AgentLoopBase):
             cache=self.tasks.cache,
             policy=POLICY_NAME,
         )
-        text_episode = TextEpisode(episode, max_steps=self.max_replies, tools_in_prompt=False)
+        text_episode = TextEpisode(
+            episode,
+            max_steps=self.max_replies,
+            tools_in_prompt=False,
+            max_result_chars=self.max_result_chars,
+        )
         messages: list[dict[str, Any]] = list(await text_episode.areset())
         assert text_episode.start is not None
         tools = text_episode.start.openai_tools

@@ -18,11 +18,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coworkenv.world import World, WorldFileError, load_world, parse_world, save_world
 
 from .generate import MAX_SIZE, MIN_SIZE
+
+if TYPE_CHECKING:
+    from coworkenv.rollout.agents.openai_client import Endpoint
 
 PROPOSED = "proposed"
 """The `profile` of every world a model proposed."""
@@ -133,8 +136,7 @@ def _render_problems(world: World) -> list[str]:
 
 
 async def propose_world(
-    client: Any,
-    model: str,
+    endpoint: Endpoint,
     *,
     industry: str,
     size: int = 12,
@@ -144,14 +146,10 @@ async def propose_world(
     temperature: float = 0.7,
     max_tokens: int = 16_000,
     structured_output: bool = True,
-    attempts: int = 4,
-    backoff: float = 1.0,
 ) -> Proposal:
-    """A valid world of `industry` with about `size` colleagues, proposed by `model` through
-    `client` (an `openai.AsyncOpenAI`). Refused answers go back with their problems; after
-    `rounds` answers without a valid world, `WorldProposalFailed`."""
-    from coworkenv.rollout.agents.openai_client import chat
-
+    """A valid world of `industry` with about `size` colleagues, proposed by the model at
+    `endpoint`. Refused answers go back with their problems; after `rounds` answers without a
+    valid world, `WorldProposalFailed`."""
     from . import world as profile_world
 
     if rounds < 1:
@@ -160,15 +158,16 @@ async def propose_world(
         {"role": "system", "content": system_prompt(profile_world("museum", 8))},
         {"role": "user", "content": request_text(industry, size, avoid=avoid)},
     ]
-    kwargs: dict[str, Any] = {"model": model, "temperature": temperature, "max_tokens": max_tokens}
+    kwargs: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
     if structured_output:
         kwargs["response_format"] = {
             "type": "json_schema",
             "json_schema": {"name": "world", "schema": World.model_json_schema(), "strict": False},
         }
     refused: list[list[str]] = []
+    client = endpoint.client()
     for round_ in range(1, rounds + 1):
-        response = await chat(client, attempts=attempts, backoff=backoff, messages=messages, **kwargs)
+        response = await endpoint.chat(client, messages=messages, **kwargs)
         answer = response.choices[0].message.content or ""
         world, problems = check_world(answer, seed=seed, size=size)
         if world is not None:
@@ -191,15 +190,14 @@ async def propose_world(
 async def propose_worlds(
     folder: Path,
     count: int,
-    client: Any,
-    model: str,
+    endpoint: Endpoint,
     *,
     seed: int = 0,
     log: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """`count` worlds in `folder` as `proposed-N.json`, of the fields of `INDUSTRIES` in turn:
     those already there are kept (a rerun asks the model nothing), the missing ones are
-    proposed by `model` (`propose_world`, seed `seed + N`, other names than those before)."""
+    proposed by the model at `endpoint` (`propose_world`, seed `seed + N`, other names than those before)."""
     paths = [folder / f"proposed-{i}.json" for i in range(count)]
     missing = [i for i, p in enumerate(paths) if not p.exists()]
     if missing:
@@ -207,7 +205,7 @@ async def propose_worlds(
     names = [load_world(p).name for p in paths if p.exists()]
     for i in missing:
         industry = INDUSTRIES[i % len(INDUSTRIES)]
-        proposal = await propose_world(client, model, industry=industry, seed=seed + i, avoid=names)
+        proposal = await propose_world(endpoint, industry=industry, seed=seed + i, avoid=names)
         save_world(proposal.world, paths[i])
         names.append(proposal.world.name)
         if log is not None:

@@ -4,9 +4,14 @@ Ollama, llama.cpp), acting through the episode's MCP tools.
 What real models do, and what happens:
 - malformed tool-call arguments (not JSON, not an object) and unknown tools get a tool
   message explaining the mistake, which the model sees; both are counted in `stats`;
-- endpoint errors (connection, timeout, 429, 5xx) are retried with exponential backoff;
-  after `max_retries` the turn raises `EndpointError`, the episode is marked `error`
-  (not a task failure) and a resumed run tries it again;
+- endpoint errors are retried by the rules of `openai_client.chat` (the endpoint's
+  `attempts`; an HTTP 500 on a deterministic request once; rate limits within the endpoint's
+  `retry_budget`); when they run out the turn raises `EndpointError`, the episode is marked
+  `error` (not a task failure) and a resumed run tries it again;
+- a tool call the server itself cannot parse (an HTTP 500 that repeats on a request with
+  tools, e.g. `transformers serve` when the model's tool-call JSON is broken) is the model's
+  malformed call, not an endpoint failure: it is counted as `malformed_tool_calls`, the next
+  request tells the model its answer could not be read, and the episode goes on;
 - a turn ends when the model answers without tool calls, or after `max_steps_per_turn`
   model calls (the episode is then `truncated`); when that answer is a question, the runner
   gives the user's answer (an ambiguous turn's scripted answer, or that there is nothing to
@@ -14,7 +19,12 @@ What real models do, and what happens:
 - long contexts: when the transcript exceeds `max_context_chars`, the oldest tool results
   (outside the last `keep_recent` messages) are replaced by a short placeholder, oldest
   first, until it fits; system and user messages are never cut. The record keeps the full
-  transcript; only what is sent to the model is shortened.
+  transcript; only what is sent to the model is shortened;
+- long tool results: with `max_result_chars`, each result the model reads is cut to that
+  many characters with a note saying how to page (`bound_result`); the record keeps what
+  the model read;
+- small models: `tool_format="compact"` sends each tool as one line of the system prompt,
+  `name(arg?: type|enum): first sentence`, and slim schemas (`tool_schemas.compact_tools`).
 """
 
 from __future__ import annotations
@@ -22,21 +32,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
-import openai
-
-from coworkenv.rollout.agents.openai_client import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT, make_client
+from coworkenv.rollout.agents.openai_client import Endpoint, EndpointFailed
 from coworkenv.rollout.agents.policies import PolicyError
-from coworkenv.rollout.agents.tool_schemas import openai_tool
+from coworkenv.rollout.agents.tool_schemas import ToolFormat, bound_result, compact_tools, openai_tool
 from coworkenv.rollout.episodes.session import AgentSession, ToolLimitReached
 from coworkenv.task import Task
 
-RETRYABLE = (
-    openai.APIConnectionError,
-    openai.APITimeoutError,
-    openai.RateLimitError,
-    openai.InternalServerError,
+#: What the model reads after an answer the server could not parse as a tool call.
+UNREADABLE = (
+    "Your last answer could not be read: the server failed on it ({detail}). If you meant to call "
+    "a tool, call it again with a valid JSON object of arguments."
 )
+#: Status of the server's answer to a tool call it could not parse (it repeats on a retry).
+MALFORMED_STATUS = 500
 
 
 class EndpointError(PolicyError):
@@ -52,40 +60,48 @@ class OpenAIAgent:
 
     def __init__(
         self,
-        model: str,
+        endpoint: Endpoint,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = DEFAULT_API_KEY_ENV,
-        timeout: float = DEFAULT_TIMEOUT,
         temperature: float = 0.0,
         max_tokens: int | None = None,
         parallel_tool_calls: bool = True,
         max_steps_per_turn: int = 20,
-        max_retries: int = 4,
-        backoff_seconds: float = 1.0,
         max_context_chars: int = 200_000,
         keep_recent: int = 8,
+        max_result_chars: int | None = None,
+        tool_format: ToolFormat = "full",
         name: str | None = None,
     ) -> None:
-        self.model = model
-        self.name = name or f"openai:{model}"
-        # retries are ours (max_retries=0), with our backoff and accounting
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, timeout=timeout)
+        self.endpoint = endpoint
+        self.model = endpoint.model
+        self.name = name or f"openai:{endpoint.model}"
+        self.client = endpoint.client()
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.parallel_tool_calls = parallel_tool_calls
         self.max_steps_per_turn = max_steps_per_turn
-        self.max_retries = max_retries
-        self.backoff_seconds = backoff_seconds
         self.max_context_chars = max_context_chars
         self.keep_recent = keep_recent
+        self.max_result_chars = max_result_chars
+        self.tool_format = tool_format
 
     async def run_turn(self, session: AgentSession, task: Task, turn_index: int) -> None:
         tools = [openai_tool(t) for t in session.tools]
+        preamble = ""
+        if self.tool_format == "compact":
+            preamble, tools = compact_tools(tools)
         names = {t.name for t in session.tools}
+        note: str | None = None
         for _ in range(self.max_steps_per_turn):
-            message = await self._complete(session, tools)
+            try:
+                message = await self._complete(session, tools, preamble, note)
+            except EndpointFailed as exc:
+                if exc.status != MALFORMED_STATUS or not tools:
+                    raise EndpointError(str(exc)) from exc
+                session.count("malformed_tool_calls")
+                note = UNREADABLE.format(detail=str(exc).rpartition("last: ")[2])
+                continue
+            note = None
             calls = message.tool_calls or []
             session.record_assistant(
                 message.content,
@@ -136,35 +152,33 @@ class OpenAIAgent:
             return
         if outcome.is_error:
             session.count("tool_errors")
-        session.record_tool_result(call_id, outcome)
+        text = (
+            outcome.text
+            if self.max_result_chars is None
+            else bound_result(outcome.text, self.max_result_chars)
+        )
+        if text != outcome.text:
+            session.count("results_cut")
+        session.record_tool_result(call_id, text)
 
-    async def _complete(self, session: AgentSession, tools: list[dict[str, Any]]) -> Any:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": fit_context(session.messages, self.max_context_chars, self.keep_recent),
-            "tools": tools,
-            "temperature": self.temperature,
-        }
+    async def _complete(
+        self, session: AgentSession, tools: list[dict[str, Any]], preamble: str, note: str | None
+    ) -> Any:
+        """The model's next message; `EndpointFailed` when the endpoint gives up."""
+        messages = fit_context(session.messages, self.max_context_chars, self.keep_recent)
+        if preamble and messages and messages[0]["role"] == "system":
+            messages = [{**messages[0], "content": f"{messages[0]['content']}\n\n{preamble}"}, *messages[1:]]
+        if note is not None:
+            messages = [*messages, {"role": "user", "content": note}]
+        kwargs: dict[str, Any] = {"messages": messages, "tools": tools, "temperature": self.temperature}
         if tools:
             kwargs["parallel_tool_calls"] = self.parallel_tool_calls
         if self.max_tokens is not None:
             kwargs["max_tokens"] = self.max_tokens
-        delay = self.backoff_seconds
-        for attempt in range(self.max_retries + 1):
-            try:
-                response = await self.client.chat.completions.create(**kwargs)
-                return response.choices[0].message
-            except RETRYABLE as exc:
-                session.count("endpoint_retries")
-                if attempt == self.max_retries:
-                    raise EndpointError(
-                        f"the model endpoint failed {attempt + 1} times: {type(exc).__name__}: {exc}"
-                    ) from exc
-                await anyio.sleep(delay)
-                delay *= 2
-            except openai.APIStatusError as exc:  # 4xx other than 429: retrying will not help
-                raise EndpointError(f"the model endpoint refused the request: {exc}") from exc
-        raise AssertionError("unreachable")
+        response = await self.endpoint.chat(
+            self.client, on_retry=lambda exc, wait: session.count("endpoint_retries"), **kwargs
+        )
+        return response.choices[0].message
 
 
 PLACEHOLDER = "[older tool result removed to fit the context window; call the tool again if you need it]"

@@ -8,7 +8,8 @@ takes the next entry of the script:
 - an assistant reply: `{"content": "...", "tool_calls": [{"name": "mail_reply", "arguments": {...}}]}`
   (`arguments` may be a dict, sent as JSON, or a raw string, sent as is, e.g. malformed JSON);
   with an optional `"finish_reason"` (e.g. `"length"` for an answer cut off at max_tokens);
-- an HTTP error: `{"status": 500, "error": "overloaded"}`;
+- an HTTP error: `{"status": 500, "error": "overloaded"}`, with optional response headers:
+  `{"status": 429, "error": "slow down", "headers": {"Retry-After": "2"}}`;
 - any entry with `"delay": seconds` is answered that much later (to make a client time out);
 - or a callable `(request_json) -> entry` for replies that depend on the request.
 When the script runs out, it answers `{"content": "Done."}`. Every request body is kept
@@ -94,7 +95,8 @@ class ScriptedLLM:
                 if entry.get("delay"):
                     time.sleep(float(entry["delay"]))  # this handler's own thread: a slow endpoint
                 if "status" in entry:
-                    self._send(int(entry["status"]), {"error": {"message": entry.get("error", "error")}})
+                    body = {"error": {"message": entry.get("error", "error")}}
+                    self._send(int(entry["status"]), body, entry.get("headers", {}))
                     return
                 body = completion(entry, request.get("model") or llm.model, len(llm.requests))
                 if request.get("stream"):
@@ -111,9 +113,11 @@ class ScriptedLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -1,9 +1,11 @@
 """Tokens an episode costs a model: its system prompt, the tools block, the user's messages,
 the tool results and the agent's own messages.
 
-Counted with tiktoken's `o200k_base` encoding when tiktoken is installed and its encoding is
-at hand (it downloads encodings once; offline without a cached copy it is not), else
-estimated at four characters a token. `method` in every summary says which.
+Counted with the model's own tokenizer when one is named (`tokenizer_counter`: a Hugging Face
+model name or folder, through the optional `transformers`), else with tiktoken's `o200k_base`
+encoding when tiktoken is installed and its encoding is at hand (it downloads encodings once;
+offline without a cached copy it is not), else estimated at four characters a token. `method`
+in every summary says which.
 """
 
 from __future__ import annotations
@@ -31,8 +33,33 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
+TokenCounter = tuple[Callable[[str], int], str]
+"""A function that counts the tokens of a text, and the name of the method."""
+
+
+class TokenizerError(ValueError):
+    """A named tokenizer that cannot be loaded; the message says why."""
+
+
+def tokenizer_counter(name: str) -> TokenCounter:
+    """Counts with the tokenizer of the model `name` (a Hugging Face model name or a folder
+    that holds its tokenizer files), through `transformers`. Without `transformers` the
+    default counter is used and its method says that the tokenizer was not; a tokenizer that
+    cannot be loaded raises `TokenizerError`."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        count, method = token_counter()
+        return count, f"{method}; tokenizer {name} not used: transformers is not installed"
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except Exception as exc:  # a missing folder, a name not on the hub, no network
+        raise TokenizerError(f"the tokenizer {name!r} cannot be loaded: {exc}") from exc
+    return (lambda text: len(tokenizer.encode(text, add_special_tokens=False))), f"tokenizer {name}"
+
+
 @lru_cache(maxsize=1)
-def token_counter() -> tuple[Callable[[str], int], str]:
+def token_counter() -> TokenCounter:
     """The best counter at hand and its name: tiktoken's o200k_base, else the estimate."""
     try:
         import tiktoken
@@ -86,9 +113,10 @@ class TokenStats(BaseModel):
     over_context: int = Field(description=f"Episodes whose total exceeds {CONTEXT} tokens")
 
 
-def token_stats(records: Iterable[EpisodeRecord]) -> TokenStats | None:
-    """Token figures of `records` (None when there are none)."""
-    count, method = token_counter()
+def token_stats(records: Iterable[EpisodeRecord], counter: TokenCounter | None = None) -> TokenStats | None:
+    """Token figures of `records` (None when there are none), counted by `counter` (default:
+    `token_counter()`)."""
+    count, method = counter or token_counter()
     rows = [episode_tokens(r, count) for r in records]
     if not rows:
         return None

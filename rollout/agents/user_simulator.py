@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coworkenv.rollout.agents.openai_client import DEFAULT_API_KEY_ENV, make_client
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.task import Task
 
 SATISFIED = "[[SATISFIED]]"
@@ -22,17 +22,11 @@ class UserSimulator:
     """A persona answering the agent through a Chat Completions endpoint."""
 
     def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        api_key_env: str = DEFAULT_API_KEY_ENV,
-        temperature: float = 0.0,
-        max_replies_per_turn: int = 3,
+        self, endpoint: Endpoint, *, temperature: float = 0.0, max_replies_per_turn: int = 3
     ) -> None:
-        self.model = model
-        self.client = make_client(base_url, api_key, api_key_env=api_key_env, max_retries=2)
+        self.endpoint = endpoint
+        self.model = endpoint.model
+        self.client = endpoint.client()
         self.temperature = temperature
         self.max_replies_per_turn = max_replies_per_turn
 
@@ -58,8 +52,8 @@ class UserSimulator:
             for m in messages
             if m["role"] in ("user", "assistant") and m.get("content")
         ]
-        response = await self.client.chat.completions.create(
-            model=self.model,
+        response = await self.endpoint.chat(
+            self.client,
             messages=[{"role": "system", "content": self.system_prompt(task, turn_index)}, *visible],
             temperature=self.temperature,
         )

@@ -6,6 +6,11 @@ demonstration and writes them as JSON lines. Rows load into chat templates as th
 tool-call arguments are JSON objects (templates serialize them themselves; a string would be
 encoded twice), an assistant message that only calls tools has content "" (not null), and
 the tools offered are those of the task's services, with tidy descriptions.
+
+Rows can be sized for a small model: `tools="compact"` writes the tools as one line each at
+the end of the system message (`name(arg?: type|enum): first sentence`) and slim schemas in
+`tools`, exactly as the agent's `tool_format="compact"` sends them; `max_result_chars` cuts
+each tool result as the agent's `max_result_chars` does (`tool_schemas.bound_result`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from coworkenv.rollout.agents.tokens import estimate_tokens
-from coworkenv.rollout.agents.tool_schemas import tools_for_services
+from coworkenv.rollout.agents.tool_schemas import ToolFormat, bound_result, compact_tools, tools_for_services
 from coworkenv.rollout.episodes.record import EpisodeRecord
 
 SFT_FILE = "sft.jsonl"
@@ -76,6 +81,28 @@ def export_tools(services: Iterable[str]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def sized_for_the_model(
+    record: EpisodeRecord, tools: ToolFormat = "full", max_result_chars: int | None = None
+) -> tuple[EpisodeRecord, list[dict[str, Any]]]:
+    """The record as a row shows it and the tools the row offers: with `tools="compact"`, the
+    compact tool lines appended to the system message and slim schemas; with
+    `max_result_chars`, every tool result cut to that bound with a note on how to page."""
+    offered = export_tools(record.services)
+    preamble = ""
+    if tools == "compact":
+        preamble, offered = compact_tools(offered)
+    if not preamble and max_result_chars is None:
+        return record, offered
+    messages = []
+    for i, message in enumerate(record.messages):
+        if i == 0 and preamble and message.get("role") == "system":
+            message = {**message, "content": f"{message.get('content') or ''}\n\n{preamble}"}
+        elif max_result_chars is not None and message.get("role") == "tool":
+            message = {**message, "content": bound_result(_text(message.get("content")), max_result_chars)}
+        messages.append(message)
+    return record.model_copy(update={"messages": messages}), offered
 
 
 def _tidy_schema(schema: Any) -> Any:
@@ -177,18 +204,29 @@ def openai_messages(
     return out
 
 
-def to_trl_row(record: EpisodeRecord, *, arguments: Arguments = "object") -> dict[str, Any]:
-    """One TRL SFTTrainer (and prime-rl) conversational row with tools."""
+def to_trl_row(
+    record: EpisodeRecord,
+    *,
+    arguments: Arguments = "object",
+    tools: ToolFormat = "full",
+    max_result_chars: int | None = None,
+) -> dict[str, Any]:
+    """One TRL SFTTrainer (and prime-rl) conversational row with tools (sized by `tools` and
+    `max_result_chars`: see `sized_for_the_model`)."""
+    record, offered = sized_for_the_model(record, tools, max_result_chars)
     return {
         "messages": openai_messages(record, arguments=arguments),
-        "tools": export_tools(record.services),
+        "tools": offered,
         "task_id": record.task_id,
         "score": record.score,
     }
 
 
-def to_sharegpt_row(record: EpisodeRecord) -> dict[str, Any]:
-    """One LLaMA-Factory sharegpt row with function calling.
+def to_sharegpt_row(
+    record: EpisodeRecord, *, tools: ToolFormat = "full", max_result_chars: int | None = None
+) -> dict[str, Any]:
+    """One LLaMA-Factory sharegpt row with function calling (sized by `tools` and
+    `max_result_chars`: see `sized_for_the_model`).
 
     The transcript becomes alternating prompt-side entries (human, observation) and
     answer-side entries (gpt, function_call):
@@ -205,6 +243,7 @@ def to_sharegpt_row(record: EpisodeRecord) -> dict[str, Any]:
     Raises ExportError for a transcript that does not fit (a tool result without its call,
     arguments that are not a JSON object, a system message after the first message).
     """
+    record, offered = sized_for_the_model(record, tools, max_result_chars)
     messages = record.messages
     system = ""
     start = 0
@@ -251,7 +290,7 @@ def to_sharegpt_row(record: EpisodeRecord) -> dict[str, Any]:
     if conversations and conversations[-1]["from"] in PROMPT_SIDE:
         conversations.append({"from": "gpt", "value": ""})
     check_alternation(conversations)
-    functions = [tool["function"] for tool in export_tools(record.services)]
+    functions = [tool["function"] for tool in offered]
     return {
         "conversations": conversations,
         "system": system,
@@ -293,6 +332,8 @@ def export_sft(
     arguments: Arguments = "object",
     dedupe: bool = True,
     count_tokens: Callable[[str], int] | None = None,
+    tools: ToolFormat = "full",
+    max_result_chars: int | None = None,
 ) -> dict[str, Any]:
     """Write the demonstrations among `records` to `<out_dir>/sft.jsonl` (and, for sharegpt,
     register them in `<out_dir>/dataset_info.json`); return what was written and skipped.
@@ -301,7 +342,8 @@ def export_sft(
     as several trials of a scripted teacher are) is written once. The summary's `tokens`
     gives the size of rows (whole row, tools block, assistant side) with `count_tokens`
     (e.g. `lambda text: len(tokenizer(text).input_ids)`), or estimated at 4 characters a
-    token, and how many rows exceed common context sizes.
+    token, and how many rows exceed common context sizes. `tools` and `max_result_chars` size
+    rows for a small model (see the module docstring).
 
     Rows are built before anything is written, and files are replaced whole, so a failure
     leaves the previous export intact."""
@@ -319,7 +361,11 @@ def export_sft(
             skipped[reason] += 1
             continue
         try:
-            row = to_trl_row(record, arguments=arguments) if format == "trl" else to_sharegpt_row(record)
+            row = (
+                to_trl_row(record, arguments=arguments, tools=tools, max_result_chars=max_result_chars)
+                if format == "trl"
+                else to_sharegpt_row(record, tools=tools, max_result_chars=max_result_chars)
+            )
         except ExportError as exc:
             skipped["malformed transcript"] += 1
             malformed.append(f"{record.task_id} / {record.policy} / trial {record.trial}: {exc}")

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from coworkenv.rollout.agents.tokens import CONTEXT, ESTIMATE
+from coworkenv.rollout.agents.tokens import CONTEXT, ESTIMATE, TokenCounter
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.rollout.episodes.records_io import latest_records
 from coworkenv.rollout.exports.scores import (
@@ -62,7 +62,9 @@ def terminal_console() -> Console:
     return Console(width=PIPE_WIDTH)
 
 
-def build_report(records: list[EpisodeRecord], *, ks: list[int] | None = None) -> Report:
+def build_report(
+    records: list[EpisodeRecord], *, ks: list[int] | None = None, tokens: TokenCounter | None = None
+) -> Report:
     """Summarize records per policy and per task (see `scores.summarize` for the semantics).
 
     Only the latest record of each (policy, task, trial) counts: after a resumed run, the
@@ -84,7 +86,7 @@ def build_report(records: list[EpisodeRecord], *, ks: list[int] | None = None) -
                 errors=len(group) - len(attempts),
             )
         )
-    return Report(policies=summarize(records, ks=ks).policies, tasks=tasks)
+    return Report(policies=summarize(records, ks=ks, tokens=tokens).policies, tasks=tasks)
 
 
 def report_json(report: Report) -> str:

@@ -7,6 +7,7 @@ import os
 from html import escape
 from pathlib import Path
 
+from coworkenv.rollout.agents.tokens import TokenCounter
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.rollout.exports.report import (
     BREAKDOWNS,
@@ -111,12 +112,16 @@ def render_html(report: Report) -> str:
 
 
 def write_report(
-    records: list[EpisodeRecord], out_dir: str | Path, *, ks: list[int] | None = None
+    records: list[EpisodeRecord],
+    out_dir: str | Path,
+    *,
+    ks: list[int] | None = None,
+    tokens: TokenCounter | None = None,
 ) -> dict[str, Path]:
     """Write `report.json` and `report.html` for the records into out_dir (created if need
     be); returns their paths under the keys "json" and "html". Each file is written whole
     (to a temporary name, then renamed), so a failure never leaves half a report."""
-    report = build_report(records, ks=ks)
+    report = build_report(records, ks=ks, tokens=tokens)
     contents = {"json": report_json(report), "html": render_html(report)}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
 
-from coworkenv.rollout.agents.tokens import TokenStats, token_stats
+from coworkenv.rollout.agents.tokens import TokenCounter, TokenStats, token_stats
 from coworkenv.rollout.episodes.record import EpisodeRecord
 from coworkenv.rollout.episodes.turn_changes import KINDS as CHANGE_KINDS
 from coworkenv.servers.faults import INJECTED_PREFIX
@@ -121,17 +121,19 @@ class Summary(BaseModel):
     policies: dict[str, PolicySummary]
 
 
-def summarize(records: list[EpisodeRecord], *, ks: list[int] | None = None) -> Summary:
+def summarize(
+    records: list[EpisodeRecord], *, ks: list[int] | None = None, tokens: TokenCounter | None = None
+) -> Summary:
     """Summarize records per policy. `ks` are the k of pass@k and pass^k; by default 1 up to
     the most attempts any task of the policy has. A k no task has enough attempts for is
-    left out."""
+    left out. `tokens` counts the token figures (default: `tokens.token_counter()`)."""
     if ks is not None and any(k < 1 for k in ks):
         raise ValueError(f"every k must be at least 1, got {ks}")
     by_policy: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in records:
         by_policy[record.policy].append(record)
     return Summary(
-        policies={name: _summarize_policy(name, by_policy[name], ks) for name in sorted(by_policy)}
+        policies={name: _summarize_policy(name, by_policy[name], ks, tokens) for name in sorted(by_policy)}
     )
 
 
@@ -170,7 +172,9 @@ def score_histogram(scores: list[float], bins: int = SCORE_BINS) -> list[int]:
     return counts
 
 
-def _summarize_policy(policy: str, records: list[EpisodeRecord], ks: list[int] | None) -> PolicySummary:
+def _summarize_policy(
+    policy: str, records: list[EpisodeRecord], ks: list[int] | None, tokens: TokenCounter | None = None
+) -> PolicySummary:
     episodes = scored(records)
     by_task: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in episodes:
@@ -214,7 +218,7 @@ def _summarize_policy(policy: str, records: list[EpisodeRecord], ks: list[int] |
         by_turns=[_row(key, by_turns[key]) for key in (SINGLE_TURN, MULTI_TURN) if key in by_turns],
         by_turn_index=[_scores_row(str(i), turn_scores[i]) for i in sorted(turn_scores)],
         by_change=[_scores_row(kind, change_scores[kind]) for kind in CHANGE_KINDS if kind in change_scores],
-        tokens=token_stats(episodes),
+        tokens=token_stats(episodes, tokens),
     )
 
 

@@ -148,3 +148,23 @@ def test_bad_configuration_is_refused_with_what_to_fix(task_folder: Path) -> Non
     env, row = make_env(task_folder, max_turns=10)
     _, outputs = play(env, row["prompt"], [unreadable])
     assert outputs[0]["observations"][0]["content"].startswith("Error: the tool call is not valid JSON")
+
+
+def test_max_result_chars_comes_from_the_row_or_the_env_config(task_folder: Path) -> None:
+    register_env()
+    (row,) = dataset_rows(task_folder, max_result_chars=60)
+    assert row["coworkenv"] == {
+        "tasks": [str(task_folder.resolve())],
+        "seed": 0,
+        "records_dir": None,
+        "max_result_chars": 60,
+    }
+    env = skyrl_gym.make(ENV_ID, env_config={}, extras=row)
+    assert env.text_episode.max_result_chars == 60
+    env.init(row["prompt"])
+    (observation,) = env.step(render_tool_calls([LOOK]))["observations"]
+    assert observation["content"].startswith(observation["content"][:60] + "\n[result cut: the first 60 of ")
+    env.close()
+    wider = skyrl_gym.make(ENV_ID, env_config={"max_result_chars": 500}, extras=row)  # env_config wins
+    assert wider.text_episode.max_result_chars == 500
+    wider.close()

@@ -18,6 +18,7 @@ from coworkenv.integrations.tool_text import (
     system_with_tools,
 )
 from coworkenv.rollout import Episode, EpisodeError
+from coworkenv.rollout.agents.tool_schemas import bound_result
 from tests.rollout.test_runner import ticket_task
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -179,3 +180,19 @@ def test_max_steps_ends_the_episode_judged_as_it_stands() -> None:
     text_episode.episode.close()
     with pytest.raises(ValueError, match="max_steps must be at least 1, not 0"):
         TextEpisode(Episode(ticket_task()), max_steps=0)
+
+
+def test_max_result_chars_cuts_each_tool_result_the_model_reads() -> None:
+    full_episode = TextEpisode(Episode(ticket_task()))
+    full_episode.reset()
+    (full,) = full_episode.step(render_tool_calls([LOOK])).observation
+    full_episode.episode.close()
+    bounded_episode = TextEpisode(Episode(ticket_task()), max_result_chars=40)
+    bounded_episode.reset()
+    (bounded,) = bounded_episode.step(render_tool_calls([LOOK])).observation
+    bounded_episode.episode.close()
+    assert len(full["content"]) > 40
+    assert bounded == {"role": "tool", "content": bound_result(full["content"], 40)}
+    assert bounded["content"].startswith(full["content"][:40] + "\n[result cut: the first 40 of ")
+    with pytest.raises(ValueError, match="max_result_chars must be at least 1, not 0"):
+        TextEpisode(Episode(ticket_task()), max_result_chars=0)

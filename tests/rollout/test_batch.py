@@ -5,6 +5,7 @@ from pathlib import Path
 import anyio
 
 from coworkenv.rollout import NoopPolicy, OpenAIAgent, OraclePolicy, read_records
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.rollout.episodes.batch import arun_batch
 from coworkenv.rollout.episodes.records_io import records_path
@@ -49,7 +50,7 @@ async def test_error_records_are_run_again_on_resume(tmp_path: Path) -> None:
         failing = await arun_batch(
             [task],
             lambda: OpenAIAgent(
-                "m", base_url=llm.base_url, api_key="k", max_retries=1, backoff_seconds=0.01, name="m"
+                Endpoint(model="m", base_url=llm.base_url, api_key="k", attempts=2, backoff=0.01), name="m"
             ),
             trials=1,
             out_dir=tmp_path,
@@ -66,7 +67,7 @@ async def test_error_records_are_run_again_on_resume(tmp_path: Path) -> None:
     with ScriptedLLM(script) as llm:
         retried = await arun_batch(
             [task],
-            lambda: OpenAIAgent("m", base_url=llm.base_url, api_key="k", name="m"),
+            lambda: OpenAIAgent(Endpoint(model="m", base_url=llm.base_url, api_key="k"), name="m"),
             trials=1,
             out_dir=tmp_path,
         )
@@ -74,7 +75,7 @@ async def test_error_records_are_run_again_on_resume(tmp_path: Path) -> None:
     assert [(r.trial, r.status) for r in read_records(tmp_path)] == [(0, "error"), (0, "completed")]
     again = await arun_batch(
         [task],
-        lambda: OpenAIAgent("m", base_url="http://127.0.0.1:9/v1", name="m"),
+        lambda: OpenAIAgent(Endpoint(model="m", base_url="http://127.0.0.1:9/v1"), name="m"),
         trials=1,
         out_dir=tmp_path,
     )

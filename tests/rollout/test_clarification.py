@@ -13,6 +13,7 @@ import pytest
 
 from coworkenv.rollout import SeedCache
 from coworkenv.rollout.agents.openai_agent import OpenAIAgent
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.policies import NoisyPolicy, OraclePolicy
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.rollout.agents.user_simulator import SATISFIED, UserSimulator
@@ -223,7 +224,7 @@ async def scripted(
     task: Task, script: list[dict[str, Any]], cache: SeedCache, footprint: Any = None
 ) -> EpisodeRecord:
     with ScriptedLLM(script) as llm:
-        agent = OpenAIAgent("scripted", base_url=llm.base_url, api_key="k", backoff_seconds=0.01)
+        agent = OpenAIAgent(Endpoint(model="scripted", base_url=llm.base_url, api_key="k", backoff=0.01))
         return await run_episode(task, agent, cache=cache, footprint=footprint)
 
 
@@ -237,7 +238,7 @@ async def test_a_model_that_asks_reads_the_answer_in_its_next_request_and_succee
         {"content": "Done: #62 is urgent and in Engineering."},
     ]
     with ScriptedLLM(script) as llm:
-        agent = OpenAIAgent("scripted", base_url=llm.base_url, api_key="k")
+        agent = OpenAIAgent(Endpoint(model="scripted", base_url=llm.base_url, api_key="k"))
         record = await run_episode(task, agent, cache=cache)
         requests = llm.requests
     assert outcome(record) == (True, 1.0, 1.0, set(), [])
@@ -388,7 +389,7 @@ def test_a_task_without_a_clarification_hashes_as_before_the_field_existed() -> 
 
 def test_the_user_simulator_knows_the_scripted_answer(task: Task) -> None:
     persona = task.model_copy(update={"persona": Persona(description="Kimberly, the Support Lead")})
-    simulator = UserSimulator("u", base_url="http://127.0.0.1:9/v1", api_key="k")
+    simulator = UserSimulator(Endpoint(model="u", base_url="http://127.0.0.1:9/v1", api_key="k"))
     prompt = simulator.system_prompt(persona, 0)
     assert f"- what you meant by your request: {ANSWER}" in prompt
 
@@ -428,8 +429,8 @@ async def test_with_a_persona_the_scripted_answer_comes_first_and_the_simulated_
     ]
     user_script = [{"content": "No need, thanks."}, {"content": SATISFIED}]
     with ScriptedLLM(agent_script) as agent_llm, ScriptedLLM(user_script) as user_llm:
-        agent = OpenAIAgent("a", base_url=agent_llm.base_url, api_key="k")
-        simulator = UserSimulator("u", base_url=user_llm.base_url, api_key="k")
+        agent = OpenAIAgent(Endpoint(model="a", base_url=agent_llm.base_url, api_key="k"))
+        simulator = UserSimulator(Endpoint(model="u", base_url=user_llm.base_url, api_key="k"))
         record = await run_episode(with_persona, agent, cache=cache, user_simulator=simulator)
         user_requests = user_llm.requests
     assert outcome(record) == (True, 1.0, 1.0, set(), [])

@@ -7,6 +7,7 @@ import pytest
 
 from coworkenv.rollout import run_episode
 from coworkenv.rollout.agents.openai_agent import PLACEHOLDER, OpenAIAgent, fit_context
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from tests.rollout.test_runner import ticket_task
 
@@ -36,7 +37,9 @@ SCRIPT = [
 
 async def test_a_scripted_model_solves_a_two_turn_task_through_mcp() -> None:
     with ScriptedLLM(list(SCRIPT), model="scripted-model") as llm:
-        agent = OpenAIAgent("scripted-model", base_url=llm.base_url, api_key="test", backoff_seconds=0.01)
+        agent = OpenAIAgent(
+            Endpoint(model="scripted-model", base_url=llm.base_url, api_key="test", backoff=0.01)
+        )
         record = await run_episode(ticket_task(), agent)
         requests = llm.requests
     assert (record.status, record.error) == ("completed", None)
@@ -76,17 +79,19 @@ async def test_a_scripted_model_solves_a_two_turn_task_through_mcp() -> None:
 
 async def test_an_endpoint_that_keeps_failing_makes_an_error_record() -> None:
     with ScriptedLLM([{"status": 503, "error": "down"}] * 3) as llm:
-        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test", max_retries=2, backoff_seconds=0.01)
+        agent = OpenAIAgent(
+            Endpoint(model="m", base_url=llm.base_url, api_key="test", attempts=3, backoff=0.01)
+        )
         record = await run_episode(ticket_task(), agent)
     assert record.status == "error"
     assert record.error is not None
-    assert record.error.startswith("the model endpoint failed 3 times: InternalServerError")
-    assert record.agent_stats == {"endpoint_retries": 3}
+    assert record.error == "the model endpoint failed 3 times; last: HTTP 503: down"
+    assert record.agent_stats == {"endpoint_retries": 2}
 
 
 async def test_a_client_error_is_not_retried() -> None:
     with ScriptedLLM([{"status": 400, "error": "bad request"}]) as llm:
-        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test", backoff_seconds=0.01)
+        agent = OpenAIAgent(Endpoint(model="m", base_url=llm.base_url, api_key="test", backoff=0.01))
         record = await run_episode(ticket_task(), agent)
         assert len(llm.requests) == 1
     assert record.status == "error"
@@ -96,7 +101,7 @@ async def test_a_client_error_is_not_retried() -> None:
 async def test_running_out_of_model_steps_truncates_the_episode() -> None:
     endless = [call("tickets_list_queues", {})] * 10
     with ScriptedLLM(endless) as llm:
-        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test", max_steps_per_turn=3)
+        agent = OpenAIAgent(Endpoint(model="m", base_url=llm.base_url, api_key="test"), max_steps_per_turn=3)
         record = await run_episode(ticket_task(), agent)
     assert record.status == "truncated"
     assert record.verdict is not None and record.verdict.success is False
@@ -121,7 +126,7 @@ def test_fit_context_shortens_the_oldest_tool_results_first() -> None:
 @pytest.mark.parametrize("arguments", ["[1, 2]", '"text"'])
 async def test_arguments_that_are_json_but_not_an_object_are_malformed(arguments: str) -> None:
     with ScriptedLLM([call("tickets_list_queues", arguments), {"content": "stop"}]) as llm:
-        agent = OpenAIAgent("m", base_url=llm.base_url, api_key="test")
+        agent = OpenAIAgent(Endpoint(model="m", base_url=llm.base_url, api_key="test"))
         record = await run_episode(ticket_task(turns=[ticket_task().turns[0]]), agent)
     assert record.agent_stats == {"malformed_arguments": 1}
     assert record.messages[3]["content"].startswith(
@@ -146,8 +151,8 @@ async def test_a_simulated_user_answers_the_agents_question_within_the_turn() ->
     ]
     user_script = [{"content": "Urgent, please."}, {"content": SATISFIED}]
     with ScriptedLLM(agent_script) as agent_llm, ScriptedLLM(user_script) as user_llm:
-        agent = OpenAIAgent("a", base_url=agent_llm.base_url, api_key="k")
-        simulator = UserSimulator("u", base_url=user_llm.base_url, api_key="k")
+        agent = OpenAIAgent(Endpoint(model="a", base_url=agent_llm.base_url, api_key="k"))
+        simulator = UserSimulator(Endpoint(model="u", base_url=user_llm.base_url, api_key="k"))
         record = await run_episode(task, agent, user_simulator=simulator)
         user_requests = user_llm.requests
     assert record.verdict is not None and record.verdict.success

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from coworkenv.rollout.agents.openai_agent import OpenAIAgent
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.funnel import build_funnel
 from coworkenv.synth.judge import LLMJudge
@@ -38,7 +39,7 @@ async def test_the_judge_catches_a_rule_missing_from_the_user_text(tmp_path: Pat
             count=1,
             out_dir=tmp_path,
             capabilities=[CAP],
-            judge=LLMJudge("judge", base_url=judge.base_url, api_key="k", backoff=0.0),
+            judge=LLMJudge(Endpoint(model="judge", base_url=judge.base_url, api_key="k", backoff=0.0)),
         )
         judged = judge.requests
         fed_back = writer.requests[1]["messages"][-1]["content"]
@@ -80,7 +81,9 @@ SOLVES = [
 
 async def test_the_probe_records_its_passes_and_rejects_a_task_no_probe_solved(tmp_path: Path) -> None:
     with ScriptedLLM([reply(good_draft())]) as writer, ScriptedLLM(SOLVES) as agent:
-        probe = Probe(OpenAIAgent("probe", base_url=agent.base_url, api_key="k", backoff_seconds=0.0), k=1)
+        probe = Probe(
+            OpenAIAgent(Endpoint(model="probe", base_url=agent.base_url, api_key="k", backoff=0.0)), k=1
+        )
         await synthesize(
             generator(writer), count=1, out_dir=tmp_path / "solved", capabilities=[CAP], probe=probe
         )
@@ -94,7 +97,9 @@ async def test_the_probe_records_its_passes_and_rejects_a_task_no_probe_solved(t
 
     with ScriptedLLM([reply(good_draft())]) as writer, ScriptedLLM([{"content": "Done."}]) as agent:
         probe = Probe(
-            OpenAIAgent("probe", base_url=agent.base_url, api_key="k", backoff_seconds=0.0), k=1, min_passes=1
+            OpenAIAgent(Endpoint(model="probe", base_url=agent.base_url, api_key="k", backoff=0.0)),
+            k=1,
+            min_passes=1,
         )
         await synthesize(
             generator(writer),

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.funnel import build_funnel
 from coworkenv.synth.generators import LLMGenerator, extract_json
@@ -25,8 +26,10 @@ def reply(draft: dict[str, Any], before: str = "```json\n", after: str = "\n```"
     return {"content": before + json.dumps(draft) + after}
 
 
-def generator(llm: ScriptedLLM, **kwargs: Any) -> LLMGenerator:
-    return LLMGenerator("writer", base_url=llm.base_url, api_key="k", backoff=0.0, **kwargs)
+def generator(llm: ScriptedLLM, **settings: Any) -> LLMGenerator:
+    """The LLM generator on `llm`; `settings` are the endpoint's (six attempts, no backoff by default)."""
+    endpoint = {"model": "writer", "base_url": llm.base_url, "api_key": "k", "backoff": 0.0, "attempts": 6}
+    return LLMGenerator(Endpoint.model_validate({**endpoint, **settings}))
 
 
 async def run(script: list[Any], tmp_path: Path, **kwargs: Any) -> tuple[list[DraftRecord], list[Any]]:
@@ -182,6 +185,48 @@ async def test_an_endpoint_that_keeps_failing_leaves_the_slot_to_a_rerun(tmp_pat
     assert [t.id for t in kept_tasks(tmp_path)] == [f"{CAP}-0"]
 
 
+async def test_twelve_rate_limited_answers_keep_the_slot(tmp_path: Path) -> None:
+    limited = {"status": 429, "error": "rate limit reached", "headers": {"Retry-After": "0"}}
+    with ScriptedLLM([limited] * 12 + [reply(good_draft())]) as llm:
+        gen = generator(llm)
+        state = await synthesize(gen, count=1, out_dir=tmp_path, capabilities=[CAP], max_rounds=1)
+        assert len(llm.requests) == 13
+    assert (state.kept, state.unfinished, gen.retries) == (1, 0, 12)
+    assert stops(read_drafts(tmp_path)) == [(0, None, True, True)]
+
+
+async def test_a_slot_lost_to_the_paraphrase_endpoint_is_retried_by_a_rerun(tmp_path: Path) -> None:
+    from coworkenv.synth.paraphrase import Paraphraser
+
+    def rewords(request: dict[str, Any]) -> dict[str, Any]:
+        return {"content": "Quick one. " + request["messages"][-1]["content"]}
+
+    down = {"status": 503, "error": "down"}
+    with ScriptedLLM([reply(good_draft())]) as writer, ScriptedLLM([down] * 2) as words:
+        paraphraser = Paraphraser(
+            Endpoint(model="p", base_url=words.base_url, api_key="k", backoff=0, attempts=2)
+        )
+        state = await synthesize(
+            generator(writer), count=1, out_dir=tmp_path, capabilities=[CAP], paraphraser=paraphraser
+        )
+    assert (state.done, state.kept, state.rejected, state.unfinished) == (0, 0, 0, 1)
+    (lost,) = read_drafts(tmp_path)
+    assert (lost.infrastructure, lost.final, lost.kept) == (True, False, False)
+    assert (
+        lost.reason
+        == "the paraphrase endpoint failed: the model endpoint failed 2 times; last: HTTP 503: down"
+    )
+    assert kept_tasks(tmp_path) == []
+    with ScriptedLLM([reply(good_draft())]) as writer, ScriptedLLM([rewords]) as words:
+        paraphraser = Paraphraser(Endpoint(model="p", base_url=words.base_url, api_key="k"))
+        state = await synthesize(
+            generator(writer), count=1, out_dir=tmp_path, capabilities=[CAP], paraphraser=paraphraser
+        )
+    assert (state.done, state.kept, state.unfinished) == (1, 1, 0)
+    (task,) = kept_tasks(tmp_path)
+    assert task.turns[0].user.startswith("Quick one. ")
+
+
 def broken(change: str) -> dict[str, Any]:
     draft = good_draft()
     turn = draft["turns"][0]
@@ -271,6 +316,30 @@ async def test_each_broken_draft_stops_where_it_is_broken_and_is_fixed_the_round
     drafts, _ = await run([reply(broken(change)), reply(good_draft())], tmp_path)
     assert stops(drafts) == [(0, stage, False, False), (1, None, True, True)]
     assert drafts[0].reason.startswith(reason), drafts[0].reason
+
+
+async def test_a_draft_that_misses_its_request_is_still_validated_so_every_problem_comes_at_once(
+    tmp_path: Path,
+) -> None:
+    draft = broken("unknown table")
+    draft["capabilities"] = ["triage_routing"]
+    drafts, requests = await run([reply(draft), reply(good_draft())], tmp_path)
+    assert stops(drafts) == [(0, "consistent", False, False), (1, None, True, True)]
+    assert drafts[0].passed == ["generated", "schema_valid"]
+    assert [p.split(":")[0] for p in drafts[0].problems] == [
+        "consistent",
+        "checks",
+        "not run yet (the reference solution must pass every check first)",
+    ]
+    assert (
+        drafts[0]
+        .problems[0]
+        .startswith(
+            "consistent: $.capabilities is ['triage_routing'], but the request was for 'find_and_report'"
+        )
+    )
+    assert drafts[0].problems[1].startswith("checks: check 'moved': no table 'tickets'; tables are: ")
+    assert all(p in requests[1]["messages"][-1]["content"] for p in drafts[0].problems)
 
 
 async def test_a_failing_event_names_the_ids_there_are(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.rollout.agents.scripted_llm import ScriptedLLM
 from coworkenv.synth.paraphrase import Paraphraser, check_values, dropped_facts
 from coworkenv.task import Task
@@ -17,7 +18,7 @@ ORIGINAL = "Answer Ana's mail about February refunds: we refunded EUR 45,550. Th
 
 async def paraphrase(script: list[dict[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
     with ScriptedLLM(script, model="writer") as llm:
-        paraphraser = Paraphraser("writer", base_url=llm.base_url, api_key="k", backoff=0.0)
+        paraphraser = Paraphraser(Endpoint(model="writer", base_url=llm.base_url, api_key="k", backoff=0.0))
         result = await paraphraser.paraphrase(escalation_task())
         return result, llm.requests
 
@@ -62,7 +63,9 @@ def test_a_paraphrased_task_that_fails_validation_keeps_its_words() -> None:
 
     async def run() -> Any:
         with ScriptedLLM([{"content": rewrite}], model="writer") as llm:
-            return await Paraphraser("writer", base_url=llm.base_url, api_key="k").paraphrase(broken)
+            return await Paraphraser(Endpoint(model="writer", base_url=llm.base_url, api_key="k")).paraphrase(
+                broken
+            )
 
     result = anyio.run(run)
     assert result.changed == [] and result.task == broken
@@ -118,7 +121,9 @@ def test_synthesis_rewords_kept_tasks_and_records_refusals(tmp_path) -> None:  #
 
     async def run() -> None:
         with ScriptedLLM([keep, {"content": "Please handle it."}], model="writer") as llm:
-            paraphraser = Paraphraser("writer", base_url=llm.base_url, api_key="k", backoff=0.0)
+            paraphraser = Paraphraser(
+                Endpoint(model="writer", base_url=llm.base_url, api_key="k", backoff=0.0)
+            )
             await synthesize(
                 ProceduralGenerator(),
                 count=2,

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from coworkenv.rollout.agents.openai_client import Endpoint
 from coworkenv.synth.capabilities import load_capabilities
 from coworkenv.synth.generators import DraftRequest, LLMGenerator
 from coworkenv.synth.prompt import TOKEN_BUDGET, generation_schema, request_tokens, scene_for
@@ -13,7 +14,7 @@ from coworkenv.task import parse_task
 
 
 def first_request(capability: str, slot: int = 0) -> tuple[list[dict], dict | None]:
-    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
+    gen = LLMGenerator(Endpoint(model="m", base_url="http://127.0.0.1:1/v1", api_key="k"))
     return gen.first_messages(DraftRequest(slot=slot, capability=capability)), gen.response_format()
 
 
@@ -23,7 +24,7 @@ def test_every_first_round_request_fits_the_token_budget_with_an_example(capabil
 
     names = sorted(n for n, f in FAMILIES.items() if f.capability == capability)
     kept = [build_task(names[i % len(names)], 10 + i, Difficulty.level(2)) for i in range(6)]
-    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
+    gen = LLMGenerator(Endpoint(model="m", base_url="http://127.0.0.1:1/v1", api_key="k"))
     for slot in (0, 2, 9, 18, 27):  # the demo company and four generated worlds
         for already in ([], kept):
             messages = gen.first_messages(DraftRequest(slot=slot, capability=capability), already)
@@ -36,7 +37,9 @@ def test_the_schema_is_sent_once_as_structured_output() -> None:
     assert response_format is not None
     assert response_format["json_schema"]["schema"] == generation_schema()
     assert '"$defs"' not in messages[0]["content"]
-    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k", structured_output=False)
+    gen = LLMGenerator(
+        Endpoint(model="m", base_url="http://127.0.0.1:1/v1", api_key="k"), structured_output=False
+    )
     system = gen.first_messages(DraftRequest(slot=0, capability="triage_routing"))[0]["content"]
     assert gen.response_format() is None and '"$defs"' in system
 
@@ -98,7 +101,7 @@ def test_tasks_already_kept_are_shown_with_the_instruction_to_differ() -> None:
     from tests.verifiers.test_guards import escalation_task
 
     kept = escalation_task(id="find-1", capabilities=["find_and_report"])
-    gen = LLMGenerator("m", base_url="http://127.0.0.1:1/v1", api_key="k")
+    gen = LLMGenerator(Endpoint(model="m", base_url="http://127.0.0.1:1/v1", api_key="k"))
     user = gen.first_messages(DraftRequest(slot=3, capability="find_and_report"), [kept])[1]["content"]
     assert "Already kept for this capability; write something clearly different" in user
     assert "- Report a figure and escalate a ticket: Answer Ana's mail about February refunds" in user
