@@ -164,8 +164,10 @@ async def test_500_then_429_then_success_spends_no_round(tmp_path: Path) -> None
 
 
 async def test_a_timeout_is_retried_without_spending_a_round(tmp_path: Path) -> None:
-    with ScriptedLLM([{"delay": 0.5, "content": "late"}, reply(good_draft())]) as llm:
-        gen = generator(llm, timeout=0.1)
+    # the late answer comes well after the timeout; the next, at once, well within it (with room
+    # for a loaded machine: a tight timeout would also cut the good answer short)
+    with ScriptedLLM([{"delay": 4.0, "content": "late"}, reply(good_draft())]) as llm:
+        gen = generator(llm, timeout=1.5)
         state = await synthesize(gen, count=1, out_dir=tmp_path, capabilities=[CAP], max_rounds=1)
         assert len(llm.requests) == 2
     assert (state.kept, gen.retries) == (1, 1)
