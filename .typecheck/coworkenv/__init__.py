@@ -1,1 +1,0 @@
-../../coworkenv/__init__.py

@@ -1,1 +1,0 @@
-../../coworkenv/__main__.py

@@ -1,1 +1,0 @@
-../../coworkenv/files.py

@@ -1,1 +1,0 @@
-../../coworkenv/task.py

@@ -1,1 +1,0 @@
-../../coworkenv/walkthrough.py
