@@ -166,9 +166,11 @@ def wrong_figures(text: str, factor: int | Decimal, offset: int) -> str:
     return NUMBER.sub(wrong, text)
 
 
+#: Per update tool (`UPDATE_KEYS`), the table of the row it changes.
 UPDATED_TABLES = {
     "tickets_update_ticket": "tickets_tickets",
     "calendar_update_event": "calendar_events",
+    "crm_update_account": "crm_accounts",
     "crm_update_deal": "crm_deals",
     "crm_update_contact": "crm_contacts",
     "notes_update_page": "notes_pages",
@@ -448,19 +450,11 @@ def _undo_mutants(task: Task, seed: Workspace) -> list[Variant]:
     return out
 
 
-#: Update tools whose arguments are columns of one row: the table of that row.
-UNDONE_TABLES = {
-    "tickets_update_ticket": "tickets_tickets",
-    "crm_update_account": "crm_accounts",
-    "crm_update_contact": "crm_contacts",
-    "crm_update_deal": "crm_deals",
-    "notes_update_page": "notes_pages",
-}
-
-
 def _undo(step: SolutionStep, seed: Workspace) -> SolutionStep | None:
     args = step.arguments
-    table, key = UNDONE_TABLES.get(step.tool), UPDATE_KEYS.get(step.tool, "")
+    table, key = UPDATED_TABLES.get(step.tool), UPDATE_KEYS.get(step.tool, "")
+    if step.tool == "calendar_update_event":  # its arguments are not its columns: see below
+        table = None
     if table is not None and isinstance(args.get(key), int):
         cursor = seed.conn.execute(f"SELECT * FROM {table} WHERE id = ?", (args[key],))
         row = cursor.fetchone()
